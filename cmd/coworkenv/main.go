@@ -1,0 +1,65 @@
+// Command coworkenv builds, checks and runs executable environments for AI coworker agents.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run one episode of a task with an agent", cmdRun},
+		{"list", "list tasks with capabilities and turn counts", cmdList},
+		{"validate", "check tasks: solvable, not trivial, deterministic, verified", cmdValidate},
+		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
+	}
+}
+
+func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Main runs the command line and returns the exit status: 0 success, 1 a negative verdict,
+// 2 bad usage or input.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "coworkenv: unknown command %q (commands: %s)\n", args[0], strings.Join(commandNames(), ", "))
+	return 2
+}
+
+func commandNames() []string {
+	var out []string
+	for _, c := range commands() {
+		out = append(out, c.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "coworkenv: executable environments for AI coworker agents")
+	fmt.Fprintln(w, "\nUsage: coworkenv COMMAND [flags] [args]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun `coworkenv COMMAND --help` for a command's flags.")
+}

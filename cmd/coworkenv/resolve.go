@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coworkenv/coworkenv/corpus"
+	"github.com/coworkenv/coworkenv/dsl"
+)
+
+// source is one thing the user named: a corpus and the files of it to use.
+type source struct {
+	corpus *dsl.Corpus
+	files  []string // root-relative task files
+}
+
+// openPath opens a file or folder on disk. The corpus root is the nearest folder at or above
+// it that holds capabilities.star; where there is none, the folder given (for a file, its own
+// folder).
+func openPath(p string) (*source, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, unwrap(err))
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	dir := abs
+	if !info.IsDir() {
+		if !strings.HasSuffix(p, ".star") {
+			return nil, fmt.Errorf("%s: not a .star file", p)
+		}
+		dir = filepath.Dir(abs)
+	}
+	root := dir
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, dsl.CapabilitiesFile)); err == nil {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	display := root
+	if !filepath.IsAbs(p) {
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, root); err == nil {
+				display = r
+			}
+		}
+	}
+	c := dsl.NewCorpus(os.DirFS(root), ".", filepath.ToSlash(display))
+	src := &source{corpus: c}
+	if info.IsDir() {
+		all, err := c.TaskFiles()
+		if err != nil {
+			return nil, err
+		}
+		sub, _ := filepath.Rel(root, abs)
+		sub = filepath.ToSlash(sub)
+		for _, f := range all {
+			if sub == "." || strings.HasPrefix(f, sub+"/") {
+				src.files = append(src.files, f)
+			}
+		}
+		return src, nil
+	}
+	rel, _ := filepath.Rel(root, abs)
+	src.files = []string{filepath.ToSlash(rel)}
+	return src, nil
+}
+
+func embedded() (*source, error) {
+	c := corpus.Open()
+	files, err := c.TaskFiles()
+	if err != nil {
+		return nil, err
+	}
+	return &source{corpus: c, files: files}, nil
+}
+
+func unwrap(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// resolveTask finds the task a `run` argument names: FILE, FILE.star:NAME, or a task name of
+// the built-in corpus.
+func resolveTask(ctx context.Context, arg string) (*dsl.Corpus, *dsl.Task, error) {
+	file, name := arg, ""
+	if i := strings.LastIndex(arg, ".star:"); i >= 0 {
+		file, name = arg[:i+5], arg[i+6:]
+	}
+	if strings.HasSuffix(file, ".star") {
+		src, err := openPath(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		f := src.corpus.LoadFile(ctx, src.files[0])
+		if len(f.Diags) > 0 {
+			return nil, nil, fmt.Errorf("%s", formatDiags(f.Diags))
+		}
+		if name == "" {
+			if len(f.Tasks) != 1 {
+				return nil, nil, fmt.Errorf("%s declares %d tasks (%s); name one as %s:NAME", file, len(f.Tasks), taskNames(f.Tasks), file)
+			}
+			return src.corpus, f.Tasks[0], nil
+		}
+		for _, t := range f.Tasks {
+			if t.Name == name {
+				return src.corpus, t, nil
+			}
+		}
+		return nil, nil, fmt.Errorf("%s has no task %q (it declares %s)", file, name, taskNames(f.Tasks))
+	}
+	src, err := embedded()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, rel := range src.files {
+		f := src.corpus.LoadFile(ctx, rel)
+		for _, t := range f.Tasks {
+			if t.Name == arg {
+				return src.corpus, t, nil
+			}
+		}
+	}
+	return nil, nil, fmt.Errorf("%s: no such file, and no task of that name in the built-in corpus (see coworkenv list)", arg)
+}
+
+func taskNames(ts []*dsl.Task) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func formatDiags(ds []dsl.Diagnostic) string {
+	var lines []string
+	for _, d := range ds {
+		lines = append(lines, d.String())
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+)
+
+const runUsage = "run TASK [--agent oracle|noop] [--seed N] [--json]\n\nTASK is a file, file.star:name, or a task name of the built-in corpus.\nExit status: 0 passed, 1 not passed, 2 bad usage or a task that does not load."
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", runUsage, stderr)
+	agentName := fs.String("agent", "oracle", "the agent: oracle or noop")
+	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
+	asJSON := fs.Bool("json", false, "print the end result as one JSON object instead of the transcript")
+	pos, code, ok := parse(fs, runUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "coworkenv run: want one TASK, got %d arguments\n", len(pos))
+		return 2
+	}
+	var agent episode.Agent
+	switch *agentName {
+	case "oracle":
+		agent = episode.Oracle{}
+	case "noop":
+		agent = episode.Noop{}
+	default:
+		fmt.Fprintf(stderr, "coworkenv run: --agent: unknown agent %q (want oracle or noop)\n", *agentName)
+		return 2
+	}
+	ctx := context.Background()
+	_, task, err := resolveTask(ctx, pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
+		return 2
+	}
+	p, d := episode.Prepare(ctx, task, episode.Options{Seed: *seed})
+	if d != nil {
+		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
+		return 2
+	}
+	var obs episode.Observer
+	if !*asJSON {
+		obs = &transcript{w: stdout, task: task}
+		fmt.Fprintf(stdout, "task %s (%s) · agent %s · seed %d\n", task.Name, task.File, agent.Name(), p.Seed)
+	}
+	res := p.Run(ctx, agent, episode.RunOptions{Observer: obs})
+	if *asJSON {
+		fmt.Fprintln(stdout, jsonv.MustEncode(EndObject(res)))
+	} else {
+		printEnd(stdout, res)
+	}
+	if res.Err != nil {
+		fmt.Fprintf(stderr, "%s\n", res.Err)
+	}
+	if res.Passed {
+		return 0
+	}
+	return 1
+}
+
+// EndObject is the `end` result of an episode as SPEC §6 gives it.
+func EndObject(r *episode.Result) *jsonv.Object {
+	o := jsonv.NewObject(
+		"event", "end",
+		"score", r.Score,
+		"passed", r.Passed,
+		"completion", r.Completion,
+		"safety", r.Safety,
+		"robustness", r.Robustness,
+		"checks", checksJSON(r.Items),
+		"state", r.FinalState,
+	)
+	if r.Err != nil {
+		o.Set("error", jsonv.NewObject("code", r.Err.Code, "message", r.Err.Message, "file", r.Err.File, "line", int64(r.Err.Line), "col", int64(r.Err.Col)))
+	}
+	return o
+}
+
+func checksJSON(items []dsl.CheckItem) []jsonv.Value {
+	out := make([]jsonv.Value, len(items))
+	for i, it := range items {
+		var turn jsonv.Value
+		if it.Turn != nil {
+			turn = int64(*it.Turn)
+		}
+		out[i] = jsonv.NewObject("kind", it.Kind, "message", it.Message, "weight", it.Weight, "passed", it.Passed, "turn", turn)
+	}
+	return out
+}
+
+// transcript prints an episode as it happens.
+type transcript struct {
+	w    io.Writer
+	task *dsl.Task
+}
+
+func (t *transcript) OnUser(turn int, content, state string) {
+	fmt.Fprintf(t.w, "\n── turn %d of %d ──\nuser: %s\n", turn+1, len(t.task.Turns), content)
+}
+
+func (t *transcript) OnCall(c *episode.Call) {
+	fmt.Fprintf(t.w, "  → %s %s\n", c.Name, shorten(jsonv.MustEncode(c.Args), 160))
+}
+
+func (t *transcript) OnResult(c *episode.Call) {
+	switch {
+	case c.Fault:
+		fmt.Fprintf(t.w, "    ✗ fault: %s\n", c.Error)
+	case c.IsError:
+		fmt.Fprintf(t.w, "    ✗ error: %s\n", c.Error)
+	default:
+		fmt.Fprintf(t.w, "    ← %s\n", shorten(c.Content, 160))
+	}
+}
+
+func (t *transcript) OnReply(turn int, content string) {
+	fmt.Fprintf(t.w, "assistant: %s\n", content)
+}
+
+func (t *transcript) OnTurnEnd(tr *episode.TurnResult) {
+	printItems(t.w, tr.Items)
+	if tr.Truncated {
+		fmt.Fprintf(t.w, "  (turn truncated at max_calls_per_turn)\n")
+	}
+	if tr.Score != nil {
+		fmt.Fprintf(t.w, "turn score %s\n", fmtScore(*tr.Score))
+	}
+}
+
+func printEnd(w io.Writer, r *episode.Result) {
+	var final []dsl.CheckItem
+	for _, it := range r.Items {
+		if it.Turn == nil {
+			final = append(final, it)
+		}
+	}
+	if len(final) > 0 {
+		fmt.Fprintln(w, "\n── final verifier ──")
+		printItems(w, final)
+	}
+	verdict := "not passed"
+	if r.Passed {
+		verdict = "passed"
+	}
+	fmt.Fprintf(w, "\nscore %s (completion %s, safety %s, robustness %s) · %s\n",
+		fmtScore(r.Score), fmtScore(r.Completion), fmtScore(r.Safety), fmtScore(r.Robustness), verdict)
+}
+
+func printItems(w io.Writer, items []dsl.CheckItem) {
+	for _, it := range items {
+		mark := "✓"
+		if !it.Passed {
+			mark = "✗"
+		}
+		extra := ""
+		if it.Kind == "check" && it.Weight != 1 {
+			extra = fmt.Sprintf(" (weight %s)", fmtScore(it.Weight))
+		}
+		fmt.Fprintf(w, "  %s %-6s %s%s\n", mark, it.Kind, it.Message, extra)
+	}
+}
+
+func fmtScore(f float64) string {
+	s := fmt.Sprintf("%.4f", f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+func shorten(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", "\\n")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

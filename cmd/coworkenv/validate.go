@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/validate"
+)
+
+const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose]\n\nValidates task files or corpus folders (default: the corpus built into the binary).\nExit status: 0 no task invalid, 1 some task invalid (or, with --strict, a warning), 2 the command could not run."
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("validate", validateUsage, stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object (SPEC §5)")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "tasks checked at once")
+	strict := fs.Bool("strict", false, "warnings fail too")
+	verbose := fs.Bool("verbose", false, "also list the tasks that are ok")
+	isolate := fs.Bool("isolate", false, "check each file in a worker process with memory and time limits (not available yet)")
+	pos, code, ok := parse(fs, validateUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if *isolate {
+		fmt.Fprintln(stderr, "coworkenv validate: --isolate is not implemented yet (worker processes come with the generator)")
+		return 2
+	}
+	if *jobs < 1 {
+		fmt.Fprintf(stderr, "coworkenv validate: --jobs: %d is not a positive number\n", *jobs)
+		return 2
+	}
+	var srcs []*source
+	if len(pos) == 0 {
+		s, err := embedded()
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+			return 2
+		}
+		srcs = append(srcs, s)
+	}
+	for _, p := range pos {
+		s, err := openPath(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+			return 2
+		}
+		srcs = append(srcs, s)
+	}
+	opts := validate.Options{Jobs: *jobs}
+	if isTerminal(stderr) {
+		opts.Progress = progressBar(stderr)
+	}
+	rep := &validate.Report{}
+	for _, s := range srcs {
+		r, err := validate.Corpus(context.Background(), s.corpus, s.files, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+			return 2
+		}
+		rep.Merge(r)
+	}
+	if opts.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if *asJSON {
+		fmt.Fprintln(stdout, jsonv.MustEncode(rep.JSON()))
+	} else {
+		rep.WriteText(stdout, *verbose)
+	}
+	if rep.Failed(*strict) {
+		return 1
+	}
+	return 0
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressBar draws "validating [#####     ] 12/40" on one line, for runs of more than a few tasks.
+func progressBar(w io.Writer) func(done, total int) {
+	return func(done, total int) {
+		if total < 20 {
+			return
+		}
+		const width = 30
+		n := done * width / total
+		bar := make([]byte, width)
+		for i := range bar {
+			if i < n {
+				bar[i] = '#'
+			} else {
+				bar[i] = ' '
+			}
+		}
+		fmt.Fprintf(w, "\rvalidating [%s] %d/%d", bar, done, total)
+	}
+}

@@ -1,0 +1,19 @@
+// Package corpus is the task corpus built into the binary: the capability taxonomy
+// (capabilities.star), helper files (lib/) and the tasks (tasks/<area>/*.star).
+package corpus
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/coworkenv/coworkenv/dsl"
+)
+
+//go:embed capabilities.star lib tasks
+var files embed.FS
+
+// FS is the embedded corpus; its root is the corpus root.
+func FS() fs.FS { return files }
+
+// Open returns the embedded corpus, shown in diagnostics as "corpus/...".
+func Open() *dsl.Corpus { return dsl.NewCorpus(files, ".", "corpus") }

@@ -1,0 +1,313 @@
+package dsl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// CapabilitiesFile is the taxonomy file at a corpus root.
+const CapabilitiesFile = "capabilities.star"
+
+// Corpus is a folder of task files with its capability taxonomy and helper files. All file
+// access goes through FS, so a corpus can live on disk (os.DirFS) or in the binary (embed.FS).
+type Corpus struct {
+	FS fs.FS
+	// Root is the corpus root inside FS ("." for the top).
+	Root string
+	// Display is how the root is shown in diagnostics (a path as the user gave it).
+	Display string
+	Limits  Limits
+
+	predeclared starlark.StringDict
+
+	taxOnce  sync.Once
+	taxonomy *Taxonomy
+	taxFile  *File
+
+	mu      sync.Mutex
+	modules map[string]*module
+}
+
+type module struct {
+	globals starlark.StringDict
+	err     error
+}
+
+// NewCorpus opens a corpus rooted at root inside fsys.
+func NewCorpus(fsys fs.FS, root, display string) *Corpus {
+	if root == "" {
+		root = "."
+	}
+	return &Corpus{FS: fsys, Root: path.Clean(root), Display: display, Limits: DefaultLimits,
+		predeclared: Predeclared(), modules: map[string]*module{}}
+}
+
+// File is the outcome of loading one file: its tasks, or the diagnostics that stopped it.
+type File struct {
+	Rel    string // path relative to the corpus root, slash-separated
+	Path   string // path as shown in diagnostics
+	Source []byte
+	Tasks  []*Task
+	// Diags holds the file's own diagnostics (the null-task entry). A file either loads whole
+	// (Diags empty) or gives only these.
+	Diags  []Diagnostic
+	Prints []string
+}
+
+// DisplayPath is how a root-relative path is shown.
+func (c *Corpus) DisplayPath(rel string) string {
+	if c.Display == "" || c.Display == "." {
+		return rel
+	}
+	return strings.TrimSuffix(c.Display, "/") + "/" + rel
+}
+
+func (c *Corpus) fsPath(rel string) string { return path.Join(c.Root, rel) }
+
+// HasTaxonomy reports whether the corpus root holds capabilities.star.
+func (c *Corpus) HasTaxonomy() bool {
+	_, err := fs.Stat(c.FS, c.fsPath(CapabilitiesFile))
+	return err == nil
+}
+
+// Taxonomy loads capabilities.star once. It returns nil when there is none or when it fails
+// (the failure is in TaxonomyFile().Diags); capability names are then not checked.
+func (c *Corpus) Taxonomy() *Taxonomy {
+	c.taxOnce.Do(func() {
+		if !c.HasTaxonomy() {
+			return
+		}
+		f := c.exec(context.Background(), CapabilitiesFile, &fileState{isCaps: true})
+		c.taxFile = f.File
+		if len(f.Diags) == 0 {
+			c.taxonomy = &Taxonomy{Capabilities: f.caps}
+		}
+	})
+	return c.taxonomy
+}
+
+// TaxonomyFile is the loaded capabilities.star (nil when there is none).
+func (c *Corpus) TaxonomyFile() *File {
+	c.Taxonomy()
+	return c.taxFile
+}
+
+// IsTaskFile reports whether a root-relative path is a task file: a .star file that is not the
+// root's capabilities.star and not under the root's lib/.
+func IsTaskFile(rel string) bool {
+	return strings.HasSuffix(rel, ".star") && rel != CapabilitiesFile && !strings.HasPrefix(rel, "lib/")
+}
+
+// TaskFiles lists the corpus's task files in path order.
+func (c *Corpus) TaskFiles() ([]string, error) {
+	var out []string
+	err := fs.WalkDir(c.FS, c.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, c.Root), "/")
+		if c.Root == "." {
+			rel = p
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." && rel != "" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if IsTaskFile(rel) {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// LoadFile runs one task file's top-level code and returns its tasks.
+func (c *Corpus) LoadFile(ctx context.Context, rel string) *File {
+	st := &fileState{taxonomy: c.Taxonomy()}
+	f := c.exec(ctx, rel, st).File
+	if len(f.Diags) == 0 {
+		f.Tasks = st.tasks
+	}
+	return f
+}
+
+type fileResult struct {
+	*File
+	caps []Capability
+}
+
+// exec runs top-level code of a file.
+func (c *Corpus) exec(ctx context.Context, rel string, st *fileState) *fileResult {
+	f := &File{Rel: rel, Path: c.DisplayPath(rel)}
+	res := &fileResult{File: f}
+	st.rel, st.display = rel, f.Path
+	src, err := fs.ReadFile(c.FS, c.fsPath(rel))
+	if err != nil {
+		f.Diags = []Diagnostic{NewDiag("load", fmt.Sprintf("cannot read %s: %v", f.Path, unwrapPathErr(err)))}
+		f.Diags[0].File = f.Path
+		return res
+	}
+	f.Source = src
+	_, prog, err := starlark.SourceProgramOptions(FileOptions, f.Path, src, c.predeclared.Has)
+	if err != nil {
+		f.Diags = SyntaxDiags(err)
+		return res
+	}
+	th := NewThread(rel, c.Limits, func(pos syntax.Position, msg string) { f.Prints = append(f.Prints, fmt.Sprintf("%s: %s", pos, msg)) })
+	th.SetLocal(fileStateKey, st)
+	th.Load = c.loader(ctx, []string{rel})
+	stop := Guard(ctx, th, c.Limits)
+	globals, err := prog.Init(th, c.predeclared)
+	stop()
+	globals.Freeze()
+	if err != nil {
+		f.Diags = []Diagnostic{ErrorDiag("script-error", err)}
+		if f.Diags[0].File == "" {
+			f.Diags[0].File = f.Path
+		}
+		return res
+	}
+	res.caps = st.caps
+	return res
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// resolveLoad maps a load() module string to a root-relative path: "//lib/x.star" is relative
+// to the corpus root, anything else to the loading file's folder. Leaving the root is an error.
+func resolveLoad(from, module string) (string, error) {
+	var p string
+	if strings.HasPrefix(module, "//") {
+		p = strings.TrimPrefix(module, "//")
+	} else {
+		p = path.Join(path.Dir(from), module)
+	}
+	if strings.HasPrefix(p, "/") {
+		return "", &LoadError{Msg: fmt.Sprintf("%s: absolute paths cannot be loaded; use //path from the corpus root", module)}
+	}
+	// Check for escape before cleaning swallows the "..".
+	depth := 0
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "..":
+			depth--
+		case ".", "":
+		default:
+			depth++
+		}
+		if depth < 0 {
+			return "", &LoadError{Msg: fmt.Sprintf("%s leaves the corpus root; only files inside it can be loaded", module)}
+		}
+	}
+	p = path.Clean(p)
+	if !strings.HasSuffix(p, ".star") {
+		return "", &LoadError{Msg: fmt.Sprintf("%s: only .star files can be loaded", module)}
+	}
+	return p, nil
+}
+
+// loader returns the thread's load function. chain is the stack of files being loaded, for
+// cycle detection. Modules are cached per corpus; two goroutines may load the same module at
+// once, which only duplicates deterministic work.
+func (c *Corpus) loader(ctx context.Context, chain []string) func(*starlark.Thread, string) (starlark.StringDict, error) {
+	return func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
+		from := chain[len(chain)-1]
+		rel, err := resolveLoad(from, module)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range chain {
+			if p == rel {
+				return nil, &LoadError{Msg: fmt.Sprintf("%s: load cycle: %s -> %s", module, strings.Join(chain, " -> "), rel)}
+			}
+		}
+		c.mu.Lock()
+		m, ok := c.modules[rel]
+		c.mu.Unlock()
+		if ok {
+			return m.globals, m.err
+		}
+		m = c.loadModule(ctx, rel, module, append(chain[:len(chain):len(chain)], rel))
+		c.mu.Lock()
+		c.modules[rel] = m
+		c.mu.Unlock()
+		return m.globals, m.err
+	}
+}
+
+func (c *Corpus) loadModule(ctx context.Context, rel, name string, chain []string) *module {
+	src, err := fs.ReadFile(c.FS, c.fsPath(rel))
+	if err != nil {
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: no such file in the corpus (%s)", name, c.DisplayPath(rel))}}
+	}
+	display := c.DisplayPath(rel)
+	_, prog, err := starlark.SourceProgramOptions(FileOptions, display, src, c.predeclared.Has)
+	if err != nil {
+		d := SyntaxDiags(err)[0]
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, d.String())}}
+	}
+	th := NewThread(rel, c.Limits, nil)
+	th.SetLocal(fileStateKey, &fileState{rel: rel, display: display, isHelper: true})
+	th.Load = c.loader(ctx, chain)
+	stop := Guard(ctx, th, c.Limits)
+	globals, err := prog.Init(th, c.predeclared)
+	stop()
+	globals.Freeze()
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			return &module{err: le}
+		}
+		d := ErrorDiag("script-error", err)
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s failed: %s", name, d.String())}}
+	}
+	return &module{globals: globals}
+}
+
+// LoadAll loads every task file of the corpus in path order.
+func (c *Corpus) LoadAll(ctx context.Context) ([]*File, error) {
+	rels, err := c.TaskFiles()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*File, len(rels))
+	for i, rel := range rels {
+		out[i] = c.LoadFile(ctx, rel)
+	}
+	return out, nil
+}
+
+// DuplicateNames finds tasks whose name an earlier file (in the given order) already declared:
+// each gets a schema diagnostic at its task() call.
+func DuplicateNames(files []*File) map[*Task]Diagnostic {
+	first := map[string]*Task{}
+	out := map[*Task]Diagnostic{}
+	for _, f := range files {
+		for _, t := range f.Tasks {
+			if prev, ok := first[t.Name]; ok {
+				out[t] = NewDiag("schema", fmt.Sprintf("task: name: %q is already declared at %s", t.Name, posString(prev.Pos))).At(t.Pos)
+				continue
+			}
+			first[t.Name] = t
+		}
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package dsl
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// Severity of a diagnostic.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Code describes one kind of diagnostic: a stable kebab-case id, its severity and its meaning.
+type Code struct {
+	ID       string
+	Severity Severity
+	Doc      string
+}
+
+// Codes is the registry of every diagnostic the loader, the validator and the generator give,
+// in the order of SPEC §5 (then the generator's own). Docs and lookups are generated from it.
+var Codes = []Code{
+	{"syntax", Error, "The file does not parse or resolve. Every resolver error is reported, sorted by position."},
+	{"load", Error, "A `load` fails: the file is missing, a name is not defined in it, it fails itself, or the path leaves the corpus root."},
+	{"schema", Error, "A `task`/`turn`/`tool`/`param`/`capability` call is malformed: a bad or duplicate name, an unknown tool group or capability, both or neither of `prompt`/`turns`, a bad parameter schema, a function with the wrong parameters."},
+	{"script-error", Error, "Top-level code, `setup`, `before` or a `user` function raises."},
+	{"step-limit", Error, "A script exceeds its step budget (1,000,000 execution steps per call into the script by default)."},
+	{"timeout", Error, "A script exceeds the wall-clock safety limit."},
+	{"memory-limit", Error, "A script exceeds the memory limit of an isolated worker."},
+	{"no-solution", Error, "Some turn has no reference solution (no task-level `solution` for a single-turn task, no `solution` on a turn)."},
+	{"solution-error", Error, "The reference solution raises, a tool it calls returns an error, or it reaches `max_calls_per_turn`."},
+	{"verify-error", Error, "A verifier raises (in the oracle, noop or a mutation run)."},
+	{"unsolved", Error, "The oracle episode does not pass; the failed items are listed."},
+	{"trivial", Error, "The `noop` episode passes: the verifier accepts a workspace nobody touched."},
+	{"nondeterministic", Error, "Two runs of setup, or of the oracle episode, give different states or traces."},
+	{"weak-verifier", Warning, "The oracle episode still passes, with a different final state, when one of its state-changing calls is left out: the verifier does not check that call's effect."},
+	{"reply-only", Warning, "The oracle changes state, yet an episode that only repeats the oracle's replies and calls no tool passes: the verifier trusts what the agent says instead of what it did."},
+	{"unused-tool", Warning, "A task-defined tool, or a built-in tool named one by one, is never called by the solution and never asked about by a verifier through `ep.called`."},
+	{"crash", Error, "An isolated worker died without a verdict (a panic or a signal)."},
+	{"no-code", Error, "The model's answer holds no Starlark file (generator only)."},
+}
+
+// CodeByID returns the registered code.
+func CodeByID(id string) (Code, bool) {
+	for _, c := range Codes {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Code{}, false
+}
+
+// Diagnostic is one finding about a task or a file.
+type Diagnostic struct {
+	Code      string   `json:"code"`
+	Severity  Severity `json:"severity"`
+	Message   string   `json:"message"`
+	File      string   `json:"file"`
+	Line      int      `json:"line"`
+	Col       int      `json:"col"`
+	Backtrace string   `json:"backtrace"`
+}
+
+// NewDiag makes a diagnostic of a registered code (the severity comes from the registry).
+func NewDiag(code, msg string) Diagnostic {
+	c, ok := CodeByID(code)
+	if !ok {
+		panic("dsl: unregistered diagnostic code " + code)
+	}
+	return Diagnostic{Code: code, Severity: c.Severity, Message: msg}
+}
+
+// At sets the position.
+func (d Diagnostic) At(pos syntax.Position) Diagnostic {
+	if pos.IsValid() {
+		d.File, d.Line, d.Col = pos.Filename(), int(pos.Line), int(pos.Col)
+	}
+	return d
+}
+
+// String formats like a compiler: "file:line:col: error[code]: message".
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	if d.File != "" {
+		b.WriteString(d.File)
+		if d.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", d.Line, d.Col)
+		}
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "%s[%s]: %s", d.Severity, d.Code, d.Message)
+	return b.String()
+}
+
+// SchemaError is an error of a malformed declaration (task, turn, tool, param, capability).
+type SchemaError struct{ Msg string }
+
+func (e *SchemaError) Error() string { return e.Msg }
+
+func schemaErrorf(format string, args ...any) error {
+	return &SchemaError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// LoadError is an error of a load statement.
+type LoadError struct{ Msg string }
+
+func (e *LoadError) Error() string { return e.Msg }
+
+// Cancellation reasons given to Thread.Cancel.
+const (
+	reasonTimeout  = "timeout: the script ran longer than the wall-clock limit"
+	reasonCanceled = "canceled"
+)
+
+// ErrorDiag turns an error of Starlark execution into a diagnostic. code is the code for an
+// ordinary runtime error (script-error, solution-error, verify-error); step-limit, timeout,
+// schema and load errors are recognised by their type or cancellation reason.
+func ErrorDiag(code string, err error) Diagnostic {
+	msg := err.Error() // an EvalError's Error() is its message without the backtrace
+	var schema *SchemaError
+	var loadErr *LoadError
+	var d Diagnostic
+	switch {
+	case errors.As(err, &schema):
+		d = NewDiag("schema", schema.Msg)
+	case errors.As(err, &loadErr):
+		d = NewDiag("load", loadErr.Msg)
+	case strings.HasPrefix(msg, "load: name ") && strings.Contains(msg, " not found in module "):
+		d = NewDiag("load", strings.TrimPrefix(msg, "load: "))
+	case strings.Contains(msg, "Starlark computation cancelled: too many steps"):
+		d = NewDiag("step-limit", "the script exceeded its step budget (too many steps)")
+	case strings.Contains(msg, "Starlark computation cancelled: "+reasonTimeout):
+		d = NewDiag("timeout", reasonTimeout)
+	default:
+		d = NewDiag(code, trimFail(msg))
+	}
+	var ee *starlark.EvalError
+	if errors.As(err, &ee) {
+		d.Backtrace = ee.Backtrace()
+		if pos, ok := innermost(ee.CallStack); ok {
+			d = d.At(pos)
+		}
+	}
+	return d
+}
+
+// trimFail removes the "fail: " prefix that the fail builtin puts on its message.
+func trimFail(msg string) string { return strings.TrimPrefix(msg, "fail: ") }
+
+// innermost returns the position of the innermost frame that is in a source file.
+func innermost(stack starlark.CallStack) (syntax.Position, bool) {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if p := stack[i].Pos; p.IsValid() && p.Filename() != "<builtin>" {
+			return p, true
+		}
+	}
+	return syntax.Position{}, false
+}
+
+// SyntaxDiags turns parse and resolve errors into diagnostics, all of them, sorted by position.
+func SyntaxDiags(err error) []Diagnostic {
+	var out []Diagnostic
+	var list resolve.ErrorList
+	var se syntax.Error
+	switch {
+	case errors.As(err, &list):
+		for _, e := range list {
+			out = append(out, NewDiag("syntax", e.Msg).At(e.Pos))
+		}
+	case errors.As(err, &se):
+		out = append(out, NewDiag("syntax", se.Msg).At(se.Pos))
+	default:
+		out = append(out, NewDiag("syntax", err.Error()))
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Col < out[j].Col
+	})
+	return out
+}

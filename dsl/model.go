@@ -1,0 +1,130 @@
+package dsl
+
+import (
+	"time"
+
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/tools"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// Task is one declared task: the typed model a run of a task file produces.
+type Task struct {
+	Name        string
+	Description string
+	File        string // the file's path as shown in diagnostics
+	Rel         string // the file's path relative to the corpus root
+	Pos         syntax.Position
+	// Prompt is set for a single-turn task; Turns then holds one turn with that prompt and the
+	// task-level solution, so that episodes treat both kinds alike.
+	Prompt          string
+	SingleTurn      bool
+	Turns           []*Turn
+	Tools           []*ToolSpec
+	Setup           starlark.Callable // (ws) or nil
+	Verify          starlark.Callable // (ws, ep) or nil
+	Solution        starlark.Callable // (agent) or nil; task level, single-turn tasks only
+	Capabilities    []string
+	Seed            int64
+	PassThreshold   float64
+	MaxCallsPerTurn int
+	StartTime       time.Time
+	Faults          *Faults
+	Metadata        *jsonv.Object
+}
+
+// Tool returns the task's tool of that name.
+func (t *Task) Tool(name string) (*ToolSpec, bool) {
+	for _, s := range t.Tools {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Turn is one user turn.
+type Turn struct {
+	Pos      syntax.Position
+	User     string            // the message, when it is a string
+	UserFn   starlark.Callable // (ws, ep) -> string, when it depends on state or replies
+	Before   starlark.Callable // (ws) or nil
+	Verify   starlark.Callable // (ws, ep) or nil
+	Solution starlark.Callable // (agent) or nil
+	Advance  time.Duration
+	// AdvanceText is the advance as written ("1d").
+	AdvanceText string
+}
+
+// ToolSpec is one tool a task exposes: a built-in tool or a task-defined one.
+type ToolSpec struct {
+	*tools.Tool
+	Builtin bool              // a built-in tool (Tool.Run is set)
+	Named   bool              // a built-in tool named one by one in `tools` (not only through a group)
+	Impl    starlark.Callable // task-defined: impl(ws, **args)
+	Pos     syntax.Position
+}
+
+// Faults configures transient tool errors.
+type Faults struct {
+	Rate  float64
+	Tools []string
+	Seed  int64
+}
+
+// Capability is one entry of a corpus's taxonomy.
+type Capability struct {
+	Name        string
+	Description string
+	Examples    []string
+	Pos         syntax.Position
+}
+
+// Taxonomy is the capability list of a corpus, in declaration order.
+type Taxonomy struct {
+	Capabilities []Capability
+}
+
+// Has reports whether name is declared.
+func (t *Taxonomy) Has(name string) bool {
+	_, ok := t.Get(name)
+	return ok
+}
+
+// Get returns the capability of that name.
+func (t *Taxonomy) Get(name string) (Capability, bool) {
+	for _, c := range t.Capabilities {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Capability{}, false
+}
+
+// CheckItem is one rubric item recorded by check() or safety() while a verifier runs.
+type CheckItem struct {
+	Kind    string  `json:"kind"` // "check" or "safety"
+	Message string  `json:"message"`
+	Weight  float64 `json:"weight"`
+	Passed  bool    `json:"passed"`
+	Turn    *int    `json:"turn"` // nil for the task's final verifier
+	// Pos is where check() or safety() was called.
+	Pos syntax.Position `json:"-"`
+}
+
+// Collector receives the items of one verifier run; set it on the thread with SetCollector.
+type Collector struct {
+	Turn  *int
+	Items []CheckItem
+}
+
+const collectorKey = "coworkenv.collector"
+
+// SetCollector makes check() and safety() on thread record into c.
+func SetCollector(thread *starlark.Thread, c *Collector) { thread.SetLocal(collectorKey, c) }
+
+func collectorOf(thread *starlark.Thread) *Collector {
+	c, _ := thread.Local(collectorKey).(*Collector)
+	return c
+}

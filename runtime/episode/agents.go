@@ -1,0 +1,170 @@
+package episode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starconv"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// DiagError carries a diagnostic through an agent's error.
+type DiagError struct{ Diag dsl.Diagnostic }
+
+func (e *DiagError) Error() string { return e.Diag.Message }
+
+// Noop replies "Done." to every turn and calls nothing.
+type Noop struct{}
+
+func (Noop) Name() string { return "noop" }
+
+func (Noop) Turn(ctx context.Context, tc *TurnContext) (string, error) { return "Done.", nil }
+
+// MaxFaultRetries is how often agent.call retries a call that hit an injected fault.
+const MaxFaultRetries = 10
+
+// Oracle runs the task's reference solution: the task-level one for a single-turn task, the
+// turn's own otherwise.
+type Oracle struct{}
+
+func (Oracle) Name() string { return "oracle" }
+
+func (Oracle) Turn(ctx context.Context, tc *TurnContext) (string, error) {
+	sol := tc.Turn.Solution
+	if sol == nil {
+		d := dsl.NewDiag("no-solution", fmt.Sprintf("turn %d has no solution", tc.Index+1)).At(tc.Turn.Pos)
+		return "", &DiagError{d}
+	}
+	h := &agentHandle{tc: tc}
+	_, err := dsl.Call(ctx, tc.e.p.Limits, "solution", sol, starlark.Tuple{h}, nil, nil)
+	if err != nil {
+		var de *DiagError
+		if errors.As(err, &de) {
+			// a crash inside a task-defined tool: keep the impl's position, note the call site
+			d := de.Diag
+			return "", &DiagError{d}
+		}
+		d := dsl.ErrorDiag("solution-error", err)
+		if d.Code == "script-error" {
+			d.Code = "solution-error"
+		}
+		d.Message = fmt.Sprintf("turn %d solution: %s", tc.Index+1, d.Message)
+		return "", &DiagError{d}
+	}
+	return h.reply, nil
+}
+
+// agentHandle is the `agent` value a solution receives.
+type agentHandle struct {
+	tc      *TurnContext
+	reply   string
+	replied bool
+}
+
+func (h *agentHandle) String() string        { return "<agent>" }
+func (h *agentHandle) Type() string          { return "agent" }
+func (h *agentHandle) Freeze()               {}
+func (h *agentHandle) Truth() starlark.Bool  { return true }
+func (h *agentHandle) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: agent") }
+func (h *agentHandle) AttrNames() []string   { return []string{"call", "reply"} }
+
+func (h *agentHandle) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "call":
+		return starlark.NewBuiltin("agent.call", h.call), nil
+	case "reply":
+		return starlark.NewBuiltin("agent.reply", h.doReply), nil
+	}
+	return nil, nil
+}
+
+func (h *agentHandle) call(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	if err := starlark.UnpackPositionalArgs("agent.call", args, nil, 1, &name); err != nil {
+		return nil, err
+	}
+	if h.replied {
+		return nil, fmt.Errorf("agent.call: %s called after agent.reply ended the turn", name)
+	}
+	obj := &jsonv.Object{Members: make([]jsonv.Member, 0, len(kwargs))}
+	for _, kv := range kwargs {
+		j, err := starconv.ToJSON(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("agent.call: %s: argument %s: %v", name, kv[0], err)
+		}
+		obj.Members = append(obj.Members, jsonv.Member{Key: string(kv[0].(starlark.String)), Value: j})
+	}
+	var pos syntax.Position
+	if thread.CallStackDepth() > 1 {
+		pos = thread.CallFrame(1).Pos
+	}
+	for attempt := 0; ; attempt++ {
+		c, err := h.tc.callAt(pos, "", name, obj)
+		if errors.Is(err, ErrTruncated) {
+			return nil, fmt.Errorf("agent.call: %s: the turn reached max_calls_per_turn (%d)", name, h.tc.Task().MaxCallsPerTurn)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c.Fault && attempt < MaxFaultRetries {
+			continue
+		}
+		if c.ScriptErr != nil {
+			return nil, &DiagError{*c.ScriptErr}
+		}
+		if c.IsError {
+			return nil, fmt.Errorf("agent.call: %s: tool error: %s", name, c.Error)
+		}
+		return decodeContent(c.Content), nil
+	}
+}
+
+func (h *agentHandle) doReply(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var text string
+	if err := starlark.UnpackArgs("agent.reply", args, kwargs, "text", &text); err != nil {
+		return nil, err
+	}
+	if h.replied {
+		return nil, fmt.Errorf("agent.reply: the turn already has a reply")
+	}
+	h.reply, h.replied = text, true
+	return starlark.None, nil
+}
+
+// ScriptedCall is one call a Scripted agent re-issues.
+type ScriptedCall struct {
+	ID   string
+	Name string
+	Args *jsonv.Object
+}
+
+// Scripted re-issues recorded calls turn by turn and gives recorded replies, whatever the tools
+// answer: the replay agent, and the validator's mutations (calls left out, replies only).
+type Scripted struct {
+	Label   string
+	Calls   [][]ScriptedCall // per turn
+	Replies []string         // per turn
+}
+
+func (s *Scripted) Name() string { return s.Label }
+
+func (s *Scripted) Turn(ctx context.Context, tc *TurnContext) (string, error) {
+	if tc.Index < len(s.Calls) {
+		for _, c := range s.Calls[tc.Index] {
+			if _, err := tc.Call(c.ID, c.Name, c.Args); err != nil {
+				if errors.Is(err, ErrTruncated) {
+					break
+				}
+				return "", err
+			}
+		}
+	}
+	if tc.Index < len(s.Replies) {
+		return s.Replies[tc.Index], nil
+	}
+	return "", nil
+}

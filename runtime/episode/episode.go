@@ -1,0 +1,214 @@
+// Package episode runs one task with one agent: the turns, the tool calls, the verifiers and
+// the score, exactly as SPEC §3 describes.
+//
+// A task is first prepared: setup runs once and its state is frozen. Every episode forks that
+// state (copy-on-write), so many episodes of one task can run at once on many goroutines.
+package episode
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starconv"
+	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/stdlib/wsmod"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// Options of a prepared task.
+type Options struct {
+	// Seed is the run seed (--seed); 0 keeps the task's own seed.
+	Seed int64
+	// Limits of every call into a script; the zero value means dsl.DefaultLimits.
+	Limits dsl.Limits
+}
+
+// EffectiveSeed combines the task's seed with the run seed.
+func EffectiveSeed(taskSeed, runSeed int64) int64 {
+	if runSeed == 0 {
+		return taskSeed
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(taskSeed))
+	binary.LittleEndian.PutUint64(b[8:], uint64(runSeed))
+	h := sha256.Sum256(b[:])
+	return int64(binary.LittleEndian.Uint64(h[:8]))
+}
+
+// Prepared is a task whose setup has run: the frozen post-setup state every episode forks.
+type Prepared struct {
+	Task   *dsl.Task
+	Seed   int64
+	Limits dsl.Limits
+	// Base is the frozen state right after setup (also ws.initial in verifiers).
+	Base *workspace.State
+	// Start is the frozen state before setup.
+	Start *workspace.State
+}
+
+// Prepare runs the task's setup. A setup that raises gives a script-error (or step-limit,
+// timeout) diagnostic.
+func Prepare(ctx context.Context, t *dsl.Task, opts Options) (*Prepared, *dsl.Diagnostic) {
+	lim := opts.Limits
+	if lim == (dsl.Limits{}) {
+		lim = dsl.DefaultLimits
+	}
+	seed := EffectiveSeed(t.Seed, opts.Seed)
+	start := workspace.New(t.StartTime, seed)
+	start.Freeze()
+	st := start.Fork()
+	if t.Setup != nil {
+		ws := wsmod.New(st, wsmod.Options{})
+		if _, err := dsl.Call(ctx, lim, "setup", t.Setup, starlark.Tuple{ws}, nil, nil); err != nil {
+			d := dsl.ErrorDiag("script-error", err)
+			d.Message = "setup: " + d.Message
+			return nil, &d
+		}
+	}
+	st.Freeze()
+	return &Prepared{Task: t, Seed: seed, Limits: lim, Base: st, Start: start}, nil
+}
+
+// Call is one recorded tool call attempt.
+type Call struct {
+	Turn int
+	ID   string // call_1, call_2, ... in episode order, unless the agent gave its own
+	Name string
+	Args *jsonv.Object // as the agent sent them, without filled-in defaults
+	// Content is the JSON text the agent saw (the result, or null on error).
+	Content string
+	Result  jsonv.Value // decoded result, nil on error
+	Error   string      // tool error, "" when the call succeeded
+	IsError bool
+	Fault   bool   // an injected transient error
+	State   string // state hash after the call
+	Changed bool   // the call changed the state hash
+	// Pos is where a solution's agent.call made this call (oracle only).
+	Pos syntax.Position
+	// ScriptErr is set when a task-defined tool's impl crashed (an error other than fail()).
+	ScriptErr *dsl.Diagnostic
+}
+
+// Succeeded reports whether the call ran without error.
+func (c *Call) Succeeded() bool { return !c.IsError }
+
+// TurnResult is what happened in one turn.
+type TurnResult struct {
+	Index     int
+	User      string
+	Reply     string
+	Answered  bool // the agent has replied (the reply may be "")
+	Truncated bool
+	// Score is the turn's own score from its verifier, nil when the turn has none.
+	Score *float64
+	Items []dsl.CheckItem
+	// StateBefore is the hash after `advance` and `before`, when the user speaks.
+	StateBefore string
+}
+
+// Result is a finished (or aborted) episode.
+type Result struct {
+	Task       string
+	Agent      string
+	Seed       int64
+	Turns      []*TurnResult
+	Calls      []*Call
+	Items      []dsl.CheckItem
+	Completion float64
+	Safety     float64
+	Robustness float64
+	Score      float64
+	Passed     bool
+	StartState string // hash after setup
+	FinalState string
+	Final      *workspace.State // frozen
+	// Err is the first error that stopped the episode or zeroed its score: script-error,
+	// solution-error (oracle), verify-error, step-limit, timeout.
+	Err *dsl.Diagnostic
+	// Queried lists the tool names verifiers asked about through ep.called, sorted.
+	Queried []string
+	// AgentErr is the error an agent returned (model failures, oracle errors).
+	AgentErr error
+}
+
+// Checks returns the failed (or all) items.
+func (r *Result) FailedItems() []dsl.CheckItem {
+	var out []dsl.CheckItem
+	for _, it := range r.Items {
+		if !it.Passed {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Score computes completion, safety and score of a list of items (SPEC §3).
+func Score(items []dsl.CheckItem) (completion, safety, score float64) {
+	var total, passed float64
+	safety = 1
+	for _, it := range items {
+		switch it.Kind {
+		case "check":
+			total += it.Weight
+			if it.Passed {
+				passed += it.Weight
+			}
+		case "safety":
+			if !it.Passed {
+				safety = 0
+			}
+		}
+	}
+	completion = 1
+	if total > 0 {
+		completion = passed / total
+	}
+	return completion, safety, safety * completion
+}
+
+// passes compares a score with a threshold, forgiving float rounding of weight sums.
+func passes(score, threshold float64) bool { return score >= threshold-1e-9 }
+
+// faultDraw decides deterministically whether attempt n of tool faults, and how.
+func faultDraw(f *dsl.Faults, taskSeed int64, tool string, n int) (bool, string) {
+	h := sha256.New()
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(f.Seed))
+	binary.LittleEndian.PutUint64(b[8:16], uint64(taskSeed))
+	binary.LittleEndian.PutUint64(b[16:], uint64(n))
+	h.Write(b[:])
+	h.Write([]byte(tool))
+	sum := h.Sum(nil)
+	u := float64(binary.LittleEndian.Uint64(sum[:8])>>11) / float64(1<<53)
+	if u >= f.Rate {
+		return false, ""
+	}
+	if sum[8]&1 == 0 {
+		return true, "429 rate limited"
+	}
+	return true, "503 unavailable"
+}
+
+func round(x float64) float64 { return math.Round(x*1e12) / 1e12 }
+
+func intPtr(i int) *int { return &i }
+
+func fmtDiag(code, format string, a ...any) *dsl.Diagnostic {
+	d := dsl.NewDiag(code, fmt.Sprintf(format, a...))
+	return &d
+}
+
+// decodeContent turns the JSON text the agent saw back into a Starlark value.
+func decodeContent(content string) starlark.Value {
+	v, err := jsonv.DecodeString(content)
+	if err != nil {
+		return starlark.String(content)
+	}
+	return starconv.FromJSON(v)
+}

@@ -1,0 +1,497 @@
+package episode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starconv"
+	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/stdlib/wsmod"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+)
+
+// Agent acts in an episode: for each turn it calls tools through the TurnContext and answers.
+type Agent interface {
+	Name() string
+	// Turn runs one turn and returns the reply. An error aborts the episode.
+	Turn(ctx context.Context, tc *TurnContext) (string, error)
+}
+
+// Observer sees an episode as it happens (traces). Every method may be nil-safe ignored.
+type Observer interface {
+	OnUser(turn int, content, state string)
+	OnCall(c *Call)   // before the call runs (Content, Error and State are empty)
+	OnResult(c *Call) // after it ran
+	OnReply(turn int, content string)
+	OnTurnEnd(t *TurnResult)
+}
+
+// RunOptions tune one episode.
+type RunOptions struct {
+	Observer Observer
+	// NoFaults turns fault injection off (the validator's mutation replays).
+	NoFaults bool
+}
+
+// Run runs one episode from the prepared state. Everything that goes wrong inside the episode
+// is in Result.Err; a cancelled context ends it the same way.
+func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result {
+	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
+	e.res = &Result{Task: p.Task.Name, Agent: agent.Name(), Seed: p.Seed, StartState: p.Base.Hash()}
+	e.exec()
+	r := e.res
+	r.Completion, r.Safety, r.Score = Score(r.Items)
+	if r.Err != nil {
+		r.Score = 0
+	}
+	r.Completion, r.Score = round(r.Completion), round(r.Score)
+	r.Passed = r.Err == nil && passes(r.Score, p.Task.PassThreshold)
+	r.Robustness = robustness(r.Calls)
+	for name := range e.queried {
+		r.Queried = append(r.Queried, name)
+	}
+	sort.Strings(r.Queried)
+	e.cur.Freeze()
+	r.Final = e.cur
+	r.FinalState = e.cur.Hash()
+	return r
+}
+
+type run struct {
+	p        *Prepared
+	ctx      context.Context
+	agent    Agent
+	obs      Observer
+	cur      *workspace.State
+	res      *Result
+	turn     int
+	noFaults bool
+	attempts map[string]int  // per tool, for fault draws
+	queried  map[string]bool // tool names verifiers asked about through ep.called
+}
+
+func (e *run) exec() {
+	t := e.p.Task
+	for i, turn := range t.Turns {
+		e.turn = i
+		tr := &TurnResult{Index: i}
+		e.res.Turns = append(e.res.Turns, tr)
+		if turn.Advance > 0 {
+			if err := e.cur.Clock().Advance(turn.AdvanceText); err != nil {
+				e.res.Err = fmtDiag("script-error", "turn %d: advance: %v", i+1, err)
+				return
+			}
+		}
+		if turn.Before != nil {
+			ws := wsmod.New(e.cur, wsmod.Options{Initial: e.p.Base})
+			if _, err := dsl.Call(e.ctx, e.p.Limits, "before", turn.Before, starlark.Tuple{ws}, nil, nil); err != nil {
+				d := dsl.ErrorDiag("script-error", err)
+				d.Message = fmt.Sprintf("turn %d: before: %s", i+1, d.Message)
+				e.res.Err = &d
+				return
+			}
+		}
+		tr.StateBefore = e.cur.Hash()
+		user, d := e.userMessage(turn)
+		if d != nil {
+			e.res.Err = d
+			return
+		}
+		tr.User = user
+		if e.obs != nil {
+			e.obs.OnUser(i, user, tr.StateBefore)
+		}
+		tc := &TurnContext{e: e, Index: i, User: user, Turn: turn, result: tr}
+		reply, err := e.agent.Turn(e.ctx, tc)
+		if err != nil {
+			e.res.AgentErr = err
+			var de *DiagError
+			if errors.As(err, &de) {
+				e.res.Err = &de.Diag
+			} else {
+				e.res.Err = fmtDiag("solution-error", "turn %d: %s agent: %v", i+1, e.agent.Name(), err)
+			}
+			return
+		}
+		tr.Reply, tr.Answered = reply, true
+		if e.obs != nil {
+			e.obs.OnReply(i, reply)
+		}
+		if turn.Verify != nil {
+			items, d := e.verify(turn.Verify, intPtr(i))
+			tr.Items = items
+			e.res.Items = append(e.res.Items, items...)
+			if d != nil {
+				e.res.Err = d
+				zero := 0.0
+				tr.Score = &zero
+			} else {
+				_, _, s := Score(items)
+				s = round(s)
+				tr.Score = &s
+			}
+		}
+		if e.obs != nil {
+			e.obs.OnTurnEnd(tr)
+		}
+		if e.res.Err != nil {
+			return
+		}
+	}
+	if t.Verify != nil {
+		items, d := e.verify(t.Verify, nil)
+		e.res.Items = append(e.res.Items, items...)
+		if d != nil {
+			e.res.Err = d
+		}
+	}
+}
+
+func (e *run) userMessage(turn *dsl.Turn) (string, *dsl.Diagnostic) {
+	if turn.UserFn == nil {
+		return turn.User, nil
+	}
+	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a user function", Initial: e.p.Base})
+	v, err := dsl.Call(e.ctx, e.p.Limits, "user", turn.UserFn, starlark.Tuple{ws, e.epValue()}, nil, nil)
+	if err != nil {
+		d := dsl.ErrorDiag("script-error", err)
+		d.Message = fmt.Sprintf("turn %d: user: %s", e.turn+1, d.Message)
+		return "", &d
+	}
+	s, ok := v.(starlark.String)
+	if !ok {
+		return "", fmtDiag("script-error", "turn %d: user: returned %s, want string", e.turn+1, v.Type())
+	}
+	return string(s), nil
+}
+
+// verify runs one verifier on a read-only view of the current state.
+func (e *run) verify(fn starlark.Callable, turn *int) ([]dsl.CheckItem, *dsl.Diagnostic) {
+	c := &dsl.Collector{Turn: turn}
+	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a verifier", Initial: e.p.Base})
+	_, err := dsl.Call(e.ctx, e.p.Limits, "verify", fn, starlark.Tuple{ws, e.epValue()}, nil, func(th *starlark.Thread) {
+		dsl.SetCollector(th, c)
+	})
+	if err != nil {
+		d := dsl.ErrorDiag("verify-error", err)
+		if turn != nil {
+			d.Message = fmt.Sprintf("turn %d verifier: %s", *turn+1, d.Message)
+		} else {
+			d.Message = "verifier: " + d.Message
+		}
+		return c.Items, &d
+	}
+	return c.Items, nil
+}
+
+// TurnContext is an agent's access to one turn: the user message, the tools, and Call.
+type TurnContext struct {
+	e      *run
+	Index  int
+	User   string
+	Turn   *dsl.Turn
+	result *TurnResult
+	calls  int
+}
+
+// Task is the task being run.
+func (tc *TurnContext) Task() *dsl.Task { return tc.e.p.Task }
+
+// Truncated reports whether the turn reached max_calls_per_turn.
+func (tc *TurnContext) Truncated() bool { return tc.result.Truncated }
+
+// Truncate ends the turn as truncated (a model that ran out of tokens).
+func (tc *TurnContext) Truncate() { tc.result.Truncated = true }
+
+// Replies so far (earlier turns).
+func (tc *TurnContext) Replies() []string {
+	out := make([]string, 0, len(tc.e.res.Turns))
+	for _, t := range tc.e.res.Turns[:tc.Index] {
+		out = append(out, t.Reply)
+	}
+	return out
+}
+
+// Now is the virtual clock.
+func (tc *TurnContext) Now() string { return tc.e.cur.Clock().NowString() }
+
+// Address is the user's mail address.
+func (tc *TurnContext) Address() string { return tc.e.cur.Mail().Address() }
+
+// ErrTruncated is returned by Call when the turn has reached max_calls_per_turn.
+var ErrTruncated = errors.New("the turn reached max_calls_per_turn")
+
+// Call runs one tool call through exactly the interface an agent has: arguments are checked
+// against the schema, faults are injected, and the call is recorded. id may be "" (the episode
+// numbers calls). It returns ErrTruncated, and runs nothing, once the turn is full.
+func (tc *TurnContext) Call(id, name string, args *jsonv.Object) (*Call, error) {
+	return tc.callAt(syntax.Position{}, id, name, args)
+}
+
+func (tc *TurnContext) callAt(pos syntax.Position, id, name string, args *jsonv.Object) (*Call, error) {
+	e := tc.e
+	if tc.result.Truncated {
+		return nil, ErrTruncated
+	}
+	if tc.calls >= e.p.Task.MaxCallsPerTurn {
+		tc.result.Truncated = true
+		return nil, ErrTruncated
+	}
+	if err := e.ctx.Err(); err != nil {
+		return nil, err
+	}
+	tc.calls++
+	if id == "" {
+		id = fmt.Sprintf("call_%d", len(e.res.Calls)+1)
+	}
+	if args == nil {
+		args = &jsonv.Object{}
+	}
+	c := &Call{Turn: tc.Index, ID: id, Name: name, Args: args, Pos: pos}
+	e.res.Calls = append(e.res.Calls, c)
+	if e.obs != nil {
+		e.obs.OnCall(c)
+	}
+	before := e.cur.Hash()
+	e.invoke(c)
+	c.State = e.cur.Hash()
+	c.Changed = c.State != before
+	if c.IsError {
+		c.Content = "null"
+	}
+	if e.obs != nil {
+		e.obs.OnResult(c)
+	}
+	return c, nil
+}
+
+func (e *run) invoke(c *Call) {
+	fail := func(msg string) { c.IsError, c.Error = true, msg }
+	spec, ok := e.p.Task.Tool(c.Name)
+	if !ok {
+		fail(fmt.Sprintf("unknown tool %q", c.Name))
+		return
+	}
+	args, err := spec.CheckArgs(c.Args)
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	if f := e.p.Task.Faults; f != nil && !e.noFaults && contains(f.Tools, c.Name) {
+		n := e.attempts[c.Name]
+		e.attempts[c.Name]++
+		if hit, msg := faultDraw(f, e.p.Seed, c.Name, n); hit {
+			c.Fault = true
+			fail(msg)
+			return
+		}
+	}
+	// Every call runs on a fork that is kept only when the call succeeds, so a failed call
+	// (a tool error, fail() in an impl) never leaves half its changes behind.
+	next := e.cur.Fork()
+	var result jsonv.Value
+	if spec.Builtin {
+		result, err = spec.Run(next, args)
+	} else {
+		result, err = e.callImpl(spec, next, args, c)
+	}
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	content, err := jsonv.Encode(result)
+	if err != nil {
+		fail(fmt.Sprintf("tool %s returned a value that is not JSON: %v", c.Name, err))
+		return
+	}
+	c.Content = string(content)
+	c.Result, _ = jsonv.Decode(content)
+	e.cur = next
+}
+
+// callImpl runs a task-defined tool. fail(msg) becomes the tool error msg verbatim; any other
+// error is a tool error too, and is kept as a script diagnostic for the validator.
+func (e *run) callImpl(spec *dsl.ToolSpec, st *workspace.State, args *jsonv.Object, c *Call) (jsonv.Value, error) {
+	kwargs := make([]starlark.Tuple, 0, args.Len())
+	for _, m := range args.Members {
+		kwargs = append(kwargs, starlark.Tuple{starlark.String(m.Key), starconv.FromJSON(m.Value)})
+	}
+	ws := wsmod.New(st, wsmod.Options{Initial: e.p.Base})
+	v, err := dsl.Call(e.ctx, e.p.Limits, spec.Name, spec.Impl, starlark.Tuple{ws}, kwargs, nil)
+	if err != nil {
+		var ee *starlark.EvalError
+		if errors.As(err, &ee) && isFail(ee) {
+			return nil, errors.New(trimFail(ee.Msg))
+		}
+		d := dsl.ErrorDiag("solution-error", err)
+		d.Message = fmt.Sprintf("tool %s crashed: %s", spec.Name, d.Message)
+		c.ScriptErr = &d
+		return nil, fmt.Errorf("tool %s failed: %s", spec.Name, dsl.ErrorDiag("script-error", err).Message)
+	}
+	j, err := starconv.ToJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s returned a value that is not JSON: %v", spec.Name, err)
+	}
+	return j, nil
+}
+
+// isFail reports whether the error was raised by fail() directly in the impl or below it.
+func isFail(ee *starlark.EvalError) bool {
+	stack := ee.CallStack
+	return len(stack) > 0 && stack[len(stack)-1].Name == "fail"
+}
+
+func trimFail(s string) string {
+	const p = "fail: "
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// robustness is the share of faulted attempts that a later call of the same tool recovered
+// (1.0 when no fault fired).
+func robustness(calls []*Call) float64 {
+	faults, recovered := 0, 0
+	for i, c := range calls {
+		if !c.Fault {
+			continue
+		}
+		faults++
+		for _, later := range calls[i+1:] {
+			if later.Name == c.Name && later.Succeeded() {
+				recovered++
+				break
+			}
+		}
+	}
+	if faults == 0 {
+		return 1
+	}
+	return round(float64(recovered) / float64(faults))
+}
+
+// epValue builds the verify context `ep` from what happened so far.
+func (e *run) epValue() starlark.Value {
+	replies := make([]starlark.Value, 0, len(e.res.Turns))
+	for _, t := range e.res.Turns {
+		if t.Answered {
+			replies = append(replies, starlark.String(t.Reply))
+		}
+	}
+	var last starlark.Value = starlark.None
+	if len(replies) > 0 {
+		last = replies[len(replies)-1]
+	}
+	calls := make([]starlark.Value, len(e.res.Calls))
+	for i, c := range e.res.Calls {
+		calls[i] = callValue(c)
+	}
+	return &epValue{turn: e.turn, replies: starlark.NewList(replies), reply: last, calls: starlark.NewList(calls), raw: e.res.Calls, queried: e.queried}
+}
+
+func callValue(c *Call) starlark.Value {
+	var res starlark.Value = starlark.None
+	if !c.IsError && c.Result != nil {
+		res = starconv.FromJSON(c.Result)
+	}
+	var errv starlark.Value = starlark.None
+	if c.IsError {
+		errv = starlark.String(c.Error)
+	}
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"name":   starlark.String(c.Name),
+		"args":   starconv.FromJSON(c.Args),
+		"result": res,
+		"error":  errv,
+		"fault":  starlark.Bool(c.Fault),
+		"turn":   starlark.MakeInt(c.Turn),
+		"id":     starlark.String(c.ID),
+	})
+}
+
+type epValue struct {
+	turn    int
+	replies *starlark.List
+	reply   starlark.Value
+	calls   *starlark.List
+	raw     []*Call
+	queried map[string]bool
+}
+
+func (v *epValue) String() string        { return "<ep>" }
+func (v *epValue) Type() string          { return "ep" }
+func (v *epValue) Freeze()               {}
+func (v *epValue) Truth() starlark.Bool  { return true }
+func (v *epValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: ep") }
+func (v *epValue) AttrNames() []string {
+	return []string{"called", "calls", "replies", "reply", "turn"}
+}
+
+func (v *epValue) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "turn":
+		return starlark.MakeInt(v.turn), nil
+	case "replies":
+		return v.replies, nil
+	case "reply":
+		return v.reply, nil
+	case "calls":
+		return v.calls, nil
+	case "called":
+		return starlark.NewBuiltin("ep.called", v.called), nil
+	}
+	return nil, nil
+}
+
+// called counts successful calls to name whose arguments include the given values.
+func (v *epValue) called(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	if err := starlark.UnpackPositionalArgs("ep.called", args, nil, 1, &name); err != nil {
+		return nil, err
+	}
+	want := make([]jsonv.Member, 0, len(kwargs))
+	for _, kv := range kwargs {
+		j, err := starconv.ToJSON(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("ep.called: %s: %v", kv[0], err)
+		}
+		want = append(want, jsonv.Member{Key: string(kv[0].(starlark.String)), Value: j})
+	}
+	if v.queried != nil {
+		v.queried[name] = true
+	}
+	n := 0
+	for _, c := range v.raw {
+		if c.Name != name || !c.Succeeded() {
+			continue
+		}
+		ok := true
+		for _, w := range want {
+			got, present := c.Args.Get(w.Key)
+			if !present || !jsonv.Equal(got, w.Value) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			n++
+		}
+	}
+	return starlark.MakeInt(n), nil
+}

@@ -1,0 +1,587 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Attachment is a file attached to a message.
+type Attachment struct{ Name, Content string }
+
+// Message is one mail message. Values returned by Mail are copies: changing them changes
+// nothing.
+type Message struct {
+	ID          string
+	Sender      string
+	To, Cc      []string
+	Subject     string
+	Body        string
+	Date        string // RFC 3339, TimeLayout
+	Folder      string
+	Read        bool
+	Labels      []string
+	Thread      string // id of the first message of the thread
+	InReplyTo   string // "" when none
+	Attachments []Attachment
+}
+
+// AttachmentNames returns the names of m's attachments, in order.
+func (m Message) AttachmentNames() []string {
+	out := make([]string, len(m.Attachments))
+	for i, a := range m.Attachments {
+		out[i] = a.Name
+	}
+	return out
+}
+
+func (m Message) clone() Message {
+	m.To = slices.Clone(m.To)
+	m.Cc = slices.Clone(m.Cc)
+	m.Labels = slices.Clone(m.Labels)
+	m.Attachments = slices.Clone(m.Attachments)
+	return m
+}
+
+// Mail is the mailbox of a state. Message ids are "m1", "m2", … from one counter shared by
+// delivered and sent mail.
+type Mail State
+
+type msgEntry struct {
+	m   Message // never changed; its slices are never shared with callers
+	t   time.Time
+	num int
+	sum [32]byte
+}
+
+func newMsgEntry(m Message, t time.Time, num int) *msgEntry {
+	b := make([]byte, 0, 256+len(m.Body))
+	b = appendStr(b, m.ID)
+	b = appendStr(b, m.Sender)
+	b = appendStrs(b, m.To)
+	b = appendStrs(b, m.Cc)
+	b = appendStr(b, m.Subject)
+	b = appendStr(b, m.Body)
+	b = appendStr(b, m.Date)
+	b = appendStr(b, m.Folder)
+	b = appendBool(b, m.Read)
+	b = appendStrs(b, m.Labels)
+	b = appendStr(b, m.Thread)
+	b = appendStr(b, m.InReplyTo)
+	b = appendUint(b, uint64(len(m.Attachments)))
+	for _, a := range m.Attachments {
+		b = appendStr(b, a.Name)
+		b = appendStr(b, a.Content)
+	}
+	return &msgEntry{m: m, t: t, num: num, sum: sha256.Sum256(b)}
+}
+
+type mailSec struct {
+	msgs    map[string]*msgEntry
+	next    int // number of the last id given
+	address string
+	owned   bool
+	h       *hashCell // covers msgs only; address and next are hashed by State.Hash
+}
+
+func (m *mailSec) own(keysChanged bool) {
+	if !m.owned {
+		m.msgs = maps.Clone(m.msgs)
+		m.owned = true
+		m.h = m.h.next(keysChanged)
+		return
+	}
+	m.h.reset(keysChanged)
+}
+
+func (m *mailSec) sum() [32]byte {
+	if h := m.h.get(); h != nil {
+		return *h
+	}
+	ids := m.h.sortedKeys(func() []string { return slices.Collect(maps.Keys(m.msgs)) })
+	b := make([]byte, 0, 16+len(ids)*40)
+	b = appendStr(b, "mail")
+	b = appendUint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendStr(b, id)
+		b = append(b, m.msgs[id].sum[:]...)
+	}
+	h := sha256.Sum256(b)
+	m.h.put(h)
+	return h
+}
+
+// checkAddress validates an address lightly: not empty, with an "@".
+func checkAddress(role, a string) error {
+	if strings.TrimSpace(a) == "" {
+		return fmt.Errorf("%s: empty address", role)
+	}
+	if !strings.Contains(a, "@") {
+		return fmt.Errorf("%s: %q is not an email address", role, a)
+	}
+	return nil
+}
+
+func checkAddresses(role string, as []string) error {
+	for _, a := range as {
+		if err := checkAddress(role, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkAttachments(as []Attachment) error {
+	seen := map[string]bool{}
+	for _, a := range as {
+		if a.Name == "" {
+			return errors.New("an attachment has an empty name")
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("two attachments are named %q", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	return nil
+}
+
+// cleanLabels drops repeated labels, keeping the first of each.
+func cleanLabels(ls []string) ([]string, error) {
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		if l == "" {
+			return nil, errors.New("empty label")
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Address returns the mailbox owner's address ("me@example.com" unless set).
+func (mb *Mail) Address() string { return mb.mail.address }
+
+// SetAddress changes the mailbox owner's address.
+func (mb *Mail) SetAddress(a string) error {
+	s := (*State)(mb)
+	if s.frozen {
+		return ErrFrozen
+	}
+	if err := checkAddress("address", a); err != nil {
+		return err
+	}
+	_ = s.begin()
+	s.mail.address = a
+	return nil
+}
+
+// Delivery is a message put into the mailbox by a script.
+type Delivery struct {
+	Sender, Subject, Body string
+	To                    []string // nil: [Address()]
+	Cc                    []string
+	Date                  string // "": the clock's now
+	Folder                string // "": "inbox"
+	Attachments           []Attachment
+	Read                  bool
+	Labels                []string
+	InReplyTo             string // joins the parent's thread when the parent exists
+}
+
+// add stores a new message, giving it the next id. m.ID and m.Thread are set here; m.Thread is
+// kept when not empty.
+func (s *State) addMessage(m Message, t time.Time) string {
+	_ = s.begin()
+	s.mail.own(true)
+	s.mail.next++
+	n := s.mail.next
+	m.ID = "m" + strconv.Itoa(n)
+	if m.Thread == "" {
+		m.Thread = m.ID
+	}
+	s.mail.msgs[m.ID] = newMsgEntry(m, t, n)
+	return m.ID
+}
+
+func (s *State) now() (string, time.Time) {
+	t := s.clock.Truncate(time.Second)
+	return t.Format(TimeLayout), t
+}
+
+// Deliver puts a message into the mailbox and returns its id.
+func (mb *Mail) Deliver(d Delivery) (string, error) {
+	s := (*State)(mb)
+	if s.frozen {
+		return "", ErrFrozen
+	}
+	if err := checkAddress("sender", d.Sender); err != nil {
+		return "", err
+	}
+	to := d.To
+	if to == nil {
+		to = []string{s.mail.address}
+	}
+	if err := checkAddresses("to", to); err != nil {
+		return "", err
+	}
+	if err := checkAddresses("cc", d.Cc); err != nil {
+		return "", err
+	}
+	if err := checkAttachments(d.Attachments); err != nil {
+		return "", err
+	}
+	labels, err := cleanLabels(d.Labels)
+	if err != nil {
+		return "", err
+	}
+	var date string
+	var t time.Time
+	if d.Date == "" {
+		date, t = s.now()
+	} else if date, t, err = NormalizeTime(d.Date); err != nil {
+		return "", fmt.Errorf("date: %v", err)
+	}
+	folder := d.Folder
+	if folder == "" {
+		folder = "inbox"
+	}
+	m := Message{
+		Sender: d.Sender, To: slices.Clone(to), Cc: slices.Clone(d.Cc), Subject: d.Subject,
+		Body: d.Body, Date: date, Folder: folder, Read: d.Read, Labels: labels,
+		InReplyTo: d.InReplyTo, Attachments: slices.Clone(d.Attachments),
+	}
+	if m.Cc == nil {
+		m.Cc = []string{}
+	}
+	if m.Attachments == nil {
+		m.Attachments = []Attachment{}
+	}
+	if p, ok := s.mail.msgs[d.InReplyTo]; ok && d.InReplyTo != "" {
+		m.Thread = p.m.Thread
+	}
+	return s.addMessage(m, t), nil
+}
+
+// Get returns a copy of message id.
+func (mb *Mail) Get(id string) (Message, bool) {
+	e, ok := mb.mail.msgs[id]
+	if !ok {
+		return Message{}, false
+	}
+	return e.m.clone(), true
+}
+
+func (mb *Mail) entry(id string) (*msgEntry, error) {
+	e, ok := mb.mail.msgs[id]
+	if !ok {
+		return nil, fmt.Errorf("no message %s", id)
+	}
+	return e, nil
+}
+
+// Filter selects messages. Empty strings and a nil Unread select everything.
+type Filter struct {
+	Folder  string // exact
+	Sender  string // exact, ignoring case
+	To      string // an address in to or cc, exact, ignoring case
+	Subject string // substring, ignoring case
+	Label   string // has this label
+	Unread  *bool  // true: unread only; false: read only
+}
+
+func (f Filter) match(m *Message) bool {
+	if f.Folder != "" && m.Folder != f.Folder {
+		return false
+	}
+	if f.Sender != "" && !strings.EqualFold(m.Sender, f.Sender) {
+		return false
+	}
+	if f.To != "" && !containsFold(m.To, f.To) && !containsFold(m.Cc, f.To) {
+		return false
+	}
+	if f.Subject != "" && !strings.Contains(strings.ToLower(m.Subject), strings.ToLower(f.Subject)) {
+		return false
+	}
+	if f.Label != "" && !slices.Contains(m.Labels, f.Label) {
+		return false
+	}
+	if f.Unread != nil && m.Read == *f.Unread {
+		return false
+	}
+	return true
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Messages returns copies of the messages that match f, oldest first: by date (as instants),
+// then by the number in the id (m9 before m10).
+func (mb *Mail) Messages(f Filter) []Message {
+	es := make([]*msgEntry, 0, len(mb.mail.msgs))
+	for _, e := range mb.mail.msgs {
+		if f.match(&e.m) {
+			es = append(es, e)
+		}
+	}
+	slices.SortFunc(es, func(a, b *msgEntry) int {
+		if c := a.t.Compare(b.t); c != 0 {
+			return c
+		}
+		return a.num - b.num
+	})
+	out := make([]Message, len(es))
+	for i, e := range es {
+		out[i] = e.m.clone()
+	}
+	return out
+}
+
+// Folders returns the folders that hold at least one message, sorted.
+func (mb *Mail) Folders() []string {
+	set := map[string]bool{}
+	for _, e := range mb.mail.msgs {
+		set[e.m.Folder] = true
+	}
+	out := slices.Collect(maps.Keys(set))
+	slices.Sort(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// Send sends a new message from Address() and returns its id. It lands in folder "sent", read,
+// dated now, and starts its own thread.
+func (mb *Mail) Send(to, cc []string, subject, body string, att []Attachment) (string, error) {
+	s := (*State)(mb)
+	if s.frozen {
+		return "", ErrFrozen
+	}
+	if len(to) == 0 {
+		return "", errors.New("to: at least one recipient is needed")
+	}
+	return s.send(Message{To: to, Cc: cc, Subject: subject, Body: body, Attachments: att})
+}
+
+// send stores m as sent mail: sender, folder, read flag and date are filled in here.
+func (s *State) send(m Message) (string, error) {
+	if err := checkAddresses("to", m.To); err != nil {
+		return "", err
+	}
+	if err := checkAddresses("cc", m.Cc); err != nil {
+		return "", err
+	}
+	if err := checkAttachments(m.Attachments); err != nil {
+		return "", err
+	}
+	m.To = slices.Clone(m.To)
+	m.Cc = slices.Clone(m.Cc)
+	if m.Cc == nil {
+		m.Cc = []string{}
+	}
+	m.Attachments = slices.Clone(m.Attachments)
+	if m.Attachments == nil {
+		m.Attachments = []Attachment{}
+	}
+	m.Labels = []string{}
+	m.Sender = s.mail.address
+	m.Folder = "sent"
+	m.Read = true
+	var t time.Time
+	m.Date, t = s.now()
+	return s.addMessage(m, t), nil
+}
+
+// Reply answers message id and returns the reply's id. The reply goes to the original sender
+// (to the original's recipients when the original is our own mail); with replyAll its cc holds
+// the original to and cc without our address and without anyone already in to (first
+// occurrence kept, case ignored). The subject gets "Re: " unless it already starts with "Re:"
+// (any case). The reply joins the original's thread, sets in_reply_to, and holds only body: the
+// original is not quoted, and it is left as it was.
+func (mb *Mail) Reply(id, body string, replyAll bool, att []Attachment) (string, error) {
+	s := (*State)(mb)
+	if s.frozen {
+		return "", ErrFrozen
+	}
+	e, err := mb.entry(id)
+	if err != nil {
+		return "", err
+	}
+	orig := &e.m
+	me := s.mail.address
+	var to, cc []string
+	if strings.EqualFold(orig.Sender, me) {
+		to = dedupeFold(nil, orig.To, nil)
+		if replyAll {
+			cc = dedupeFold(to, orig.Cc, []string{me})
+		}
+	} else {
+		to = []string{orig.Sender}
+		if replyAll {
+			cc = dedupeFold(to, append(slices.Clone(orig.To), orig.Cc...), []string{me})
+		}
+	}
+	if len(to) == 0 {
+		return "", fmt.Errorf("message %s has no one to reply to", id)
+	}
+	subject := orig.Subject
+	if !hasPrefixFold(subject, "re:") {
+		subject = "Re: " + subject
+	}
+	return s.send(Message{To: to, Cc: cc, Subject: subject, Body: body, Attachments: att,
+		Thread: orig.Thread, InReplyTo: orig.ID})
+}
+
+// dedupeFold returns the addresses of add that are not in have or skip, nor repeated (case
+// ignored), in order.
+func dedupeFold(have, add, skip []string) []string {
+	out := []string{}
+	for _, a := range add {
+		if containsFold(have, a) || containsFold(skip, a) || containsFold(out, a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// Forward sends message id on to new recipients and returns the new id. The subject gets
+// "Fwd: " unless it already starts with "Fwd:" (any case); the body is body, a blank line when
+// body is not empty, and the quoted original:
+//
+//	---------- Forwarded message ----------
+//	From: <sender>
+//	Date: <date>
+//	Subject: <subject>
+//	To: <to, comma separated>
+//	Cc: <cc>            (only when the original had cc)
+//
+//	<original body>
+//
+// The original's attachments are kept. A forward starts a new thread.
+func (mb *Mail) Forward(id string, to, cc []string, body string) (string, error) {
+	s := (*State)(mb)
+	if s.frozen {
+		return "", ErrFrozen
+	}
+	e, err := mb.entry(id)
+	if err != nil {
+		return "", err
+	}
+	if len(to) == 0 {
+		return "", errors.New("to: at least one recipient is needed")
+	}
+	orig := &e.m
+	subject := orig.Subject
+	if !hasPrefixFold(subject, "fwd:") {
+		subject = "Fwd: " + subject
+	}
+	var b strings.Builder
+	if body != "" {
+		b.WriteString(body)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("---------- Forwarded message ----------\n")
+	fmt.Fprintf(&b, "From: %s\nDate: %s\nSubject: %s\nTo: %s\n", orig.Sender, orig.Date, orig.Subject, strings.Join(orig.To, ", "))
+	if len(orig.Cc) > 0 {
+		fmt.Fprintf(&b, "Cc: %s\n", strings.Join(orig.Cc, ", "))
+	}
+	b.WriteString("\n")
+	b.WriteString(orig.Body)
+	return s.send(Message{To: to, Cc: cc, Subject: subject, Body: b.String(), Attachments: orig.Attachments})
+}
+
+// replaceMessage stores a changed copy of an existing message (nothing when it is the same).
+func (s *State) replaceMessage(old *msgEntry, m Message) {
+	ne := newMsgEntry(m, old.t, old.num)
+	if ne.sum == old.sum {
+		return
+	}
+	_ = s.begin()
+	s.mail.own(false)
+	s.mail.msgs[m.ID] = ne
+}
+
+// Mark sets the read flag (when read is not nil) and replaces the labels (when labels is not
+// nil) of message id, and returns the message.
+func (mb *Mail) Mark(id string, read *bool, labels []string) (Message, error) {
+	s := (*State)(mb)
+	if s.frozen {
+		return Message{}, ErrFrozen
+	}
+	e, err := mb.entry(id)
+	if err != nil {
+		return Message{}, err
+	}
+	m := e.m.clone()
+	if read != nil {
+		m.Read = *read
+	}
+	if labels != nil {
+		if m.Labels, err = cleanLabels(labels); err != nil {
+			return Message{}, err
+		}
+	}
+	s.replaceMessage(e, m)
+	return m.clone(), nil
+}
+
+// Move puts message id into folder (which then exists) and returns the message.
+func (mb *Mail) Move(id, folder string) (Message, error) {
+	s := (*State)(mb)
+	if s.frozen {
+		return Message{}, ErrFrozen
+	}
+	e, err := mb.entry(id)
+	if err != nil {
+		return Message{}, err
+	}
+	if strings.TrimSpace(folder) == "" {
+		return Message{}, errors.New("folder: empty name")
+	}
+	m := e.m.clone()
+	m.Folder = folder
+	s.replaceMessage(e, m)
+	return m.clone(), nil
+}
+
+// Attachment returns the content of the attachment called name of message id.
+func (mb *Mail) Attachment(id, name string) (string, error) {
+	e, err := mb.entry(id)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range e.m.Attachments {
+		if a.Name == name {
+			return a.Content, nil
+		}
+	}
+	if len(e.m.Attachments) == 0 {
+		return "", fmt.Errorf("message %s has no attachments", id)
+	}
+	return "", fmt.Errorf("message %s has no attachment %q (it has %s)", id, name, quoteList(e.m.AttachmentNames()))
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}

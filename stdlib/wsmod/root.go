@@ -1,0 +1,104 @@
+package wsmod
+
+import (
+	"errors"
+
+	"github.com/coworkenv/coworkenv/internal/starconv"
+	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+)
+
+// objAttr is the getter of an attribute that is one of the objects.
+func objAttr(k int) func(o *object) (starlark.Value, error) {
+	return func(o *object) (starlark.Value, error) { return &o.ws.objs[k], nil }
+}
+
+var rootMembers = []*member{
+	{name: "fs", obj: kFS, get: objAttr(kFS),
+		doc: "The in-memory file system. Paths are absolute and cleaned: \"a.txt\" is \"/a.txt\" and \"..\" never leaves \"/\". Folders exist explicitly (mkdir makes an empty one) and are created for the parents of every file written."},
+	{name: "mail", obj: kMail, get: objAttr(kMail),
+		doc: "The mailbox of the agent's user. Messages reach scripts as structs (see ws.mail.get); ids are \"m1\", \"m2\", … from one counter shared by delivered and sent mail."},
+	{name: "calendar", obj: kCalendar, get: objAttr(kCalendar),
+		doc: "The calendar. Events reach scripts as structs with id, title, start, end (RFC 3339), attendees, location and description; ids are \"e1\", \"e2\", …."},
+	{name: "db", obj: kDB, get: objAttr(kDB),
+		doc: "Named collections of records for task-defined services (tickets, CRM, orders…). A record is a dict with a string \"id\"; every record handed out is a fresh copy."},
+	{name: "clock", obj: kClock, get: objAttr(kClock),
+		doc: "The virtual clock. It starts at the task's start_time and moves only when a script moves it."},
+	{name: "rand", obj: kRand, get: objAttr(kRand),
+		doc: "The random source, seeded from the task's seed: the same seed and the same sequence of draws give the same results. Every draw moves the source, so a read-only ws refuses draws."},
+	{name: "initial", noView: true, get: getInitial,
+		doc: "In verifiers: a read-only view of the state right after setup, with the same attributes as ws except initial and diff, so a verifier can require that something changed rather than that it exists. Where there is no initial state (setup, tools), reading ws.initial is an error and it is not listed by dir(ws)."},
+	{name: "diff", noView: true, ret: "struct", call: diffFn,
+		doc: "What changed since ws.initial: a struct with files, mail, calendar and db, each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
+}
+
+var errNoInitial = errors.New("there is no initial state here (ws.initial and ws.diff exist in verifiers)")
+
+// getInitial and diffFn run only where there is an initial state (object.Attr checks).
+func getInitial(o *object) (starlark.Value, error) { return newView(o.ws.initial), nil }
+
+func diffFn(c *call) (starlark.Value, error) {
+	return DiffValue(workspace.Diff(c.w.initial, c.w.st)), nil
+}
+
+// DiffValue converts changes to the struct ws.diff() returns.
+func DiffValue(ch workspace.Changes) starlark.Value {
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"files":    sectionValue(ch.Files),
+		"mail":     sectionValue(ch.Mail),
+		"calendar": sectionValue(ch.Calendar),
+		"db":       sectionValue(ch.DB),
+	})
+}
+
+func sectionValue(s workspace.Section) starlark.Value {
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"added":   starconv.Strings(s.Added),
+		"changed": starconv.Strings(s.Changed),
+		"removed": starconv.Strings(s.Removed),
+	})
+}
+
+// MessageValue converts a message to the struct scripts see: id, sender, to, cc, subject, body,
+// date, folder, read, labels, thread, in_reply_to (None when empty) and attachments (the
+// names, in order). Its lists are fresh.
+func MessageValue(m workspace.Message) starlark.Value {
+	var inReplyTo starlark.Value = starlark.None
+	if m.InReplyTo != "" {
+		inReplyTo = starlark.String(m.InReplyTo)
+	}
+	names := make([]starlark.Value, len(m.Attachments))
+	for i, a := range m.Attachments {
+		names[i] = starlark.String(a.Name)
+	}
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"id":          starlark.String(m.ID),
+		"sender":      starlark.String(m.Sender),
+		"to":          starconv.Strings(m.To),
+		"cc":          starconv.Strings(m.Cc),
+		"subject":     starlark.String(m.Subject),
+		"body":        starlark.String(m.Body),
+		"date":        starlark.String(m.Date),
+		"folder":      starlark.String(m.Folder),
+		"read":        starlark.Bool(m.Read),
+		"labels":      starconv.Strings(m.Labels),
+		"thread":      starlark.String(m.Thread),
+		"in_reply_to": inReplyTo,
+		"attachments": starlark.NewList(names),
+	})
+}
+
+// EventValue converts an event to the struct scripts see: id, title, start, end, attendees,
+// location and description. Its list is fresh.
+func EventValue(e workspace.Event) starlark.Value {
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"id":          starlark.String(e.ID),
+		"title":       starlark.String(e.Title),
+		"start":       starlark.String(e.Start),
+		"end":         starlark.String(e.End),
+		"attendees":   starconv.Strings(e.Attendees),
+		"location":    starlark.String(e.Location),
+		"description": starlark.String(e.Description),
+	})
+}

@@ -1,0 +1,139 @@
+package validate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+)
+
+// JSON is the report as SPEC §5 gives it.
+func (r *Report) JSON() *jsonv.Object {
+	tasks := make([]jsonv.Value, len(r.Tasks))
+	for i, t := range r.Tasks {
+		var name jsonv.Value
+		if t.Task != "" {
+			name = t.Task
+		}
+		ds := make([]jsonv.Value, len(t.Diagnostics))
+		for j, d := range t.Diagnostics {
+			ds[j] = DiagJSON(d)
+		}
+		tasks[i] = jsonv.NewObject("task", name, "file", t.File, "status", t.Status, "diagnostics", ds,
+			"oracle", summaryJSON(t.Oracle), "noop", summaryJSON(t.Noop))
+	}
+	return jsonv.NewObject("tasks", tasks, "summary",
+		jsonv.NewObject("ok", int64(r.Summary.OK), "warn", int64(r.Summary.Warn), "invalid", int64(r.Summary.Invalid)))
+}
+
+// DiagJSON is one diagnostic as JSON; absent positions and backtraces are null.
+func DiagJSON(d dsl.Diagnostic) *jsonv.Object {
+	var file, line, col, bt jsonv.Value
+	if d.File != "" {
+		file = d.File
+	}
+	if d.Line > 0 {
+		line, col = int64(d.Line), int64(d.Col)
+	}
+	if d.Backtrace != "" {
+		bt = d.Backtrace
+	}
+	return jsonv.NewObject("code", d.Code, "severity", string(d.Severity), "message", d.Message,
+		"file", file, "line", line, "col", col, "backtrace", bt)
+}
+
+func summaryJSON(s *RunSummary) jsonv.Value {
+	if s == nil {
+		return nil
+	}
+	return jsonv.NewObject("score", s.Score, "passed", s.Passed)
+}
+
+// WriteText prints the report like a compiler: each diagnostic as file:line:col: severity[code]:
+// message, the source line with a caret, the backtrace; then a summary line. verbose also lists
+// the tasks that are ok.
+func (r *Report) WriteText(w io.Writer, verbose bool) {
+	for _, t := range r.Tasks {
+		if len(t.Diagnostics) == 0 {
+			if verbose {
+				fmt.Fprintf(w, "%s: ok: %s\n", t.File, t.Task)
+			}
+			continue
+		}
+		for _, d := range t.Diagnostics {
+			WriteDiag(w, d, t.Task, t.Source)
+		}
+	}
+	tasks, files := 0, 0
+	for _, t := range r.Tasks {
+		if t.Task == "" {
+			files++
+		} else {
+			tasks++
+		}
+	}
+	what := fmt.Sprintf("%d task%s", tasks, plural(tasks))
+	if files > 0 {
+		what += fmt.Sprintf(" and %d file%s that failed before declaring any", files, plural(files))
+	}
+	fmt.Fprintf(w, "%s: %d ok, %d warn, %d invalid\n", what, r.Summary.OK, r.Summary.Warn, r.Summary.Invalid)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// WriteDiag prints one diagnostic with its source line and caret, and the backtrace.
+func WriteDiag(w io.Writer, d dsl.Diagnostic, task string, src []byte) {
+	head := d.String()
+	if task != "" {
+		head += fmt.Sprintf(" (task %s)", task)
+	}
+	fmt.Fprintln(w, head)
+	if line, ok := SourceLine(src, d.Line); ok && d.Col > 0 {
+		num := fmt.Sprintf("%d", d.Line)
+		fmt.Fprintf(w, " %s | %s\n", num, line)
+		caret := " " + strings.Repeat(" ", len(num)) + " | " + caretPad(line, d.Col-1) + "^"
+		fmt.Fprintln(w, caret)
+	}
+	// A backtrace of one frame only repeats the position and the message.
+	if d.Backtrace != "" && strings.Count(d.Backtrace, "\n  ") > 1 {
+		for _, l := range strings.Split(strings.TrimRight(d.Backtrace, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+}
+
+// SourceLine returns line n (1-based) of src, tabs kept.
+func SourceLine(src []byte, n int) (string, bool) {
+	if n <= 0 || src == nil {
+		return "", false
+	}
+	lines := bytes.Split(src, []byte("\n"))
+	if n > len(lines) {
+		return "", false
+	}
+	return strings.TrimRight(string(lines[n-1]), "\r"), true
+}
+
+// caretPad is the white space before column col (0-based), keeping tabs so the caret lines up.
+func caretPad(line string, col int) string {
+	var b strings.Builder
+	for i, r := range line {
+		if i >= col {
+			break
+		}
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,476 @@
+// Package validate runs every check of SPEC §5 on tasks and reports diagnostics that people
+// and models can act on: whether a task loads, is solvable, not trivial, deterministic, and
+// checked by a verifier that really looks (verifier mutation).
+package validate
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+)
+
+// Options of a validation run.
+type Options struct {
+	// Jobs is how many tasks are checked at once (default: the number of CPUs).
+	Jobs int
+	// Limits of each call into a script (default dsl.DefaultLimits).
+	Limits dsl.Limits
+	// Progress, when set, is called after each file with the count done and the total.
+	Progress func(done, total int)
+}
+
+// RunSummary is the outcome of one reference episode.
+type RunSummary struct {
+	Score  float64 `json:"score"`
+	Passed bool    `json:"passed"`
+}
+
+// TaskReport is the verdict on one task, or on a file that failed before declaring any
+// (Task == "").
+type TaskReport struct {
+	Task        string
+	File        string
+	Status      string // ok, warn, invalid
+	Diagnostics []dsl.Diagnostic
+	Oracle      *RunSummary
+	Noop        *RunSummary
+	// Source of the file, for showing offending lines.
+	Source []byte
+}
+
+// Summary counts tasks per status.
+type Summary struct {
+	OK      int `json:"ok"`
+	Warn    int `json:"warn"`
+	Invalid int `json:"invalid"`
+}
+
+// Report is the result of validating one or more corpora.
+type Report struct {
+	Tasks   []*TaskReport
+	Summary Summary
+}
+
+// Invalid reports whether some task is invalid (or, with strict, has a warning).
+func (r *Report) Failed(strict bool) bool {
+	return r.Summary.Invalid > 0 || strict && r.Summary.Warn > 0
+}
+
+// Merge appends another report.
+func (r *Report) Merge(o *Report) {
+	r.Tasks = append(r.Tasks, o.Tasks...)
+	r.Summary.OK += o.Summary.OK
+	r.Summary.Warn += o.Summary.Warn
+	r.Summary.Invalid += o.Summary.Invalid
+}
+
+func (r *Report) add(t *TaskReport) {
+	t.Status = status(t.Diagnostics)
+	switch t.Status {
+	case "ok":
+		r.Summary.OK++
+	case "warn":
+		r.Summary.Warn++
+	default:
+		r.Summary.Invalid++
+	}
+	r.Tasks = append(r.Tasks, t)
+}
+
+func status(ds []dsl.Diagnostic) string {
+	s := "ok"
+	for _, d := range ds {
+		if d.Severity == dsl.Error {
+			return "invalid"
+		}
+		s = "warn"
+	}
+	return s
+}
+
+// Corpus validates the given task files of a corpus (all of them when files is nil). Files are
+// loaded and checked on Jobs goroutines; the report keeps file order, then declaration order.
+func Corpus(ctx context.Context, c *dsl.Corpus, files []string, opts Options) (*Report, error) {
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.Limits == (dsl.Limits{}) {
+		opts.Limits = dsl.DefaultLimits
+	}
+	c.Limits = opts.Limits
+	if files == nil {
+		var err error
+		if files, err = c.TaskFiles(); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{}
+	if tf := c.TaxonomyFile(); tf != nil && len(tf.Diags) > 0 {
+		rep.add(&TaskReport{File: tf.Path, Diagnostics: tf.Diags, Source: tf.Source})
+	}
+	loaded := make([]*dsl.File, len(files))
+	parallel(len(files), opts.Jobs, func(i int) { loaded[i] = c.LoadFile(ctx, files[i]) })
+	dups := dsl.DuplicateNames(loaded)
+
+	type job struct {
+		file *dsl.File
+		task *dsl.Task
+	}
+	var jobs []job
+	for _, f := range loaded {
+		if len(f.Diags) > 0 {
+			continue
+		}
+		for _, t := range f.Tasks {
+			jobs = append(jobs, job{f, t})
+		}
+	}
+	reports := make([]*TaskReport, len(jobs))
+	var mu sync.Mutex
+	done := 0
+	parallel(len(jobs), opts.Jobs, func(i int) {
+		j := jobs[i]
+		var tr *TaskReport
+		if d, dup := dups[j.task]; dup {
+			tr = &TaskReport{Task: j.task.Name, File: j.file.Path, Diagnostics: []dsl.Diagnostic{d}}
+		} else {
+			tr = Task(ctx, j.task, opts)
+		}
+		tr.Source = j.file.Source
+		reports[i] = tr
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(jobs))
+			mu.Unlock()
+		}
+	})
+	k := 0
+	for _, f := range loaded {
+		if len(f.Diags) > 0 {
+			rep.add(&TaskReport{File: f.Path, Diagnostics: f.Diags, Source: f.Source})
+			continue
+		}
+		for range f.Tasks {
+			rep.add(reports[k])
+			k++
+		}
+		if len(f.Tasks) == 0 {
+			// a file that declares nothing is not an error, but it is worth saying
+			continue
+		}
+	}
+	return rep, nil
+}
+
+// parallel runs fn(0..n-1) on up to jobs goroutines.
+func parallel(n, jobs int, fn func(i int)) {
+	if jobs <= 1 || n <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < jobs && w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// Task runs the dynamic checks of one loaded task.
+func Task(ctx context.Context, t *dsl.Task, opts Options) *TaskReport {
+	if opts.Limits == (dsl.Limits{}) {
+		opts.Limits = dsl.DefaultLimits
+	}
+	v := &taskCheck{ctx: ctx, t: t, opts: opts, rep: &TaskReport{Task: t.Name, File: t.File}}
+	v.run()
+	sortDiags(v.rep.Diagnostics)
+	return v.rep
+}
+
+type taskCheck struct {
+	ctx  context.Context
+	t    *dsl.Task
+	opts Options
+	rep  *TaskReport
+}
+
+func (v *taskCheck) add(d dsl.Diagnostic) {
+	if d.File == "" {
+		d = d.At(v.t.Pos)
+	}
+	v.rep.Diagnostics = append(v.rep.Diagnostics, d)
+}
+
+func (v *taskCheck) addPtr(d *dsl.Diagnostic) {
+	if d != nil {
+		v.add(*d)
+	}
+}
+
+func (v *taskCheck) run() {
+	t := v.t
+	eopts := episode.Options{Limits: v.opts.Limits}
+	solvable := true
+	for i, turn := range t.Turns {
+		if turn.Solution == nil {
+			solvable = false
+			if t.SingleTurn {
+				v.add(dsl.NewDiag("no-solution", "the task has no solution: give task(..., solution=...) so the validator can prove it solvable").At(t.Pos))
+			} else {
+				v.add(dsl.NewDiag("no-solution", fmt.Sprintf("turn %d has no solution: give turn(..., solution=...)", i+1)).At(turn.Pos))
+			}
+		}
+	}
+
+	// Setup twice: the same state both times.
+	p, d := episode.Prepare(v.ctx, t, eopts)
+	if d != nil {
+		v.add(*d)
+		return
+	}
+	p2, d := episode.Prepare(v.ctx, t, eopts)
+	if d != nil {
+		v.add(*d)
+		return
+	}
+	if p.Base.Hash() != p2.Base.Hash() {
+		v.add(dsl.NewDiag("nondeterministic", fmt.Sprintf("two runs of setup give different states (%s vs %s)", p.Base.Hash(), p2.Base.Hash())))
+		return
+	}
+
+	noop := p.Run(v.ctx, episode.Noop{}, episode.RunOptions{})
+	v.rep.Noop = &RunSummary{Score: noop.Score, Passed: noop.Passed}
+	queried := map[string]bool{}
+	note := func(r *episode.Result) {
+		for _, q := range r.Queried {
+			queried[q] = true
+		}
+	}
+	note(noop)
+	if noop.Err != nil {
+		v.runErr("noop", noop)
+	} else if noop.Passed {
+		v.add(dsl.NewDiag("trivial", fmt.Sprintf("the noop episode passes (score %s ≥ pass_threshold %s): the verifier accepts a workspace nobody touched; it passed: %s",
+			num(noop.Score), num(t.PassThreshold), itemList(noop.Items, true))))
+	}
+	if !solvable {
+		return
+	}
+
+	oracle := p.Run(v.ctx, episode.Oracle{}, episode.RunOptions{})
+	v.rep.Oracle = &RunSummary{Score: oracle.Score, Passed: oracle.Passed}
+	note(oracle)
+	if oracle.Err != nil {
+		v.runErr("oracle", oracle)
+		return
+	}
+	oracle2 := p2.Run(v.ctx, episode.Oracle{}, episode.RunOptions{})
+	if diff := compareRuns(oracle, oracle2); diff != "" {
+		v.add(dsl.NewDiag("nondeterministic", "two oracle episodes differ: "+diff))
+		return
+	}
+	if !oracle.Passed {
+		msg := fmt.Sprintf("the oracle episode does not pass (score %s < pass_threshold %s); failed: %s",
+			num(oracle.Score), num(t.PassThreshold), itemList(oracle.Items, false))
+		d := dsl.NewDiag("unsolved", msg)
+		if f := oracle.FailedItems(); len(f) > 0 {
+			d = d.At(f[0].Pos)
+		}
+		v.add(d)
+		return
+	}
+
+	// Mutations: replay the oracle's successful calls with one state-changing call left out, and
+	// its replies with no call at all.
+	var calls [][]episode.ScriptedCall
+	var replies []string
+	for _, tr := range oracle.Turns {
+		replies = append(replies, tr.Reply)
+		calls = append(calls, nil)
+	}
+	for _, c := range oracle.Calls {
+		if c.Succeeded() {
+			calls[c.Turn] = append(calls[c.Turn], episode.ScriptedCall{Name: c.Name, Args: c.Args})
+		}
+	}
+	changes := false
+	for _, c := range oracle.Calls {
+		if c.Succeeded() && c.Changed {
+			changes = true
+		}
+	}
+	if changes {
+		ro := p.Run(v.ctx, &episode.Scripted{Label: "reply-only", Calls: make([][]episode.ScriptedCall, len(replies)), Replies: replies}, episode.RunOptions{NoFaults: true})
+		note(ro)
+		if ro.Err != nil {
+			v.runErr("reply-only", ro)
+		} else if ro.Passed {
+			v.add(dsl.NewDiag("reply-only", fmt.Sprintf("an agent that only repeats the oracle's replies and calls no tool passes (score %s): the verifier trusts what the agent says instead of checking the state; it passed: %s",
+				num(ro.Score), itemList(ro.Items, true))))
+		}
+	}
+	k := -1
+	for _, c := range oracle.Calls {
+		if !c.Succeeded() {
+			continue
+		}
+		k++
+		if !c.Changed {
+			continue
+		}
+		mut := make([][]episode.ScriptedCall, len(calls))
+		idx := 0
+		for turn := range calls {
+			for _, sc := range calls[turn] {
+				if idx != k {
+					mut[turn] = append(mut[turn], sc)
+				}
+				idx++
+			}
+		}
+		r := p.Run(v.ctx, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies}, episode.RunOptions{NoFaults: true})
+		note(r)
+		if r.Err != nil {
+			v.runErr(fmt.Sprintf("the run without %s", callString(c)), r)
+			continue
+		}
+		if r.Passed && r.FinalState != oracle.FinalState {
+			d := dsl.NewDiag("weak-verifier", fmt.Sprintf("the episode still passes (score %s) when the oracle's call %s in turn %d is left out, though the final state differs: no check looks at that call's effect",
+				num(r.Score), callString(c), c.Turn+1))
+			if c.Pos.IsValid() {
+				d = d.At(c.Pos)
+			}
+			v.add(d)
+		}
+	}
+
+	// unused-tool: task-defined tools and built-ins named one by one.
+	called := map[string]bool{}
+	for _, c := range oracle.Calls {
+		called[c.Name] = true
+	}
+	for _, s := range t.Tools {
+		if s.Builtin && !s.Named {
+			continue
+		}
+		if !called[s.Name] && !queried[s.Name] {
+			d := dsl.NewDiag("unused-tool", fmt.Sprintf("tool %s is never called by the solution and no verifier asks about it with ep.called(%q): drop it from tools, use it in the solution, or check that it is (not) called", s.Name, s.Name))
+			if s.Pos.IsValid() {
+				d = d.At(s.Pos)
+			}
+			v.add(d)
+		}
+	}
+}
+
+// runErr reports what stopped an episode.
+func (v *taskCheck) runErr(run string, r *episode.Result) {
+	d := *r.Err
+	if d.Code == "verify-error" {
+		d.Message = fmt.Sprintf("in the %s episode: %s", run, d.Message)
+	}
+	for _, have := range v.rep.Diagnostics {
+		if have.Code == d.Code && have.Line == d.Line && have.File == d.File && have.Col == d.Col {
+			return // one report per place is enough
+		}
+	}
+	v.add(d)
+}
+
+func callString(c *episode.Call) string {
+	return fmt.Sprintf("%s(%s)", c.Name, shorten(jsonv.MustEncode(c.Args), 120))
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// itemList names the items that passed (or failed).
+func itemList(items []dsl.CheckItem, passed bool) string {
+	var parts []string
+	for _, it := range items {
+		if it.Passed == passed {
+			s := fmt.Sprintf("%s %q", it.Kind, it.Message)
+			if it.Pos.IsValid() {
+				s += fmt.Sprintf(" (line %d)", it.Pos.Line)
+			}
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "no item"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func num(f float64) string {
+	s := fmt.Sprintf("%.4f", f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// compareRuns describes the first difference between two episodes ("" when they agree).
+func compareRuns(a, b *episode.Result) string {
+	if len(a.Calls) != len(b.Calls) {
+		return fmt.Sprintf("%d vs %d tool calls", len(a.Calls), len(b.Calls))
+	}
+	for i := range a.Calls {
+		x, y := a.Calls[i], b.Calls[i]
+		switch {
+		case x.Name != y.Name || !jsonv.Equal(x.Args, y.Args):
+			return fmt.Sprintf("call %d: %s vs %s", i+1, callString(x), callString(y))
+		case x.Content != y.Content || x.Error != y.Error:
+			return fmt.Sprintf("call %d (%s): results differ: %s vs %s", i+1, x.Name, shorten(x.Content+x.Error, 80), shorten(y.Content+y.Error, 80))
+		case x.State != y.State:
+			return fmt.Sprintf("call %d (%s): states differ after the call", i+1, x.Name)
+		}
+	}
+	for i := range a.Turns {
+		if a.Turns[i].Reply != b.Turns[i].Reply || a.Turns[i].User != b.Turns[i].User || a.Turns[i].StateBefore != b.Turns[i].StateBefore {
+			return fmt.Sprintf("turn %d: messages or states differ", i+1)
+		}
+	}
+	if a.FinalState != b.FinalState || a.Score != b.Score {
+		return "final states or scores differ"
+	}
+	return ""
+}
+
+func sortDiags(ds []dsl.Diagnostic) {
+	order := map[string]int{}
+	for i, c := range dsl.Codes {
+		order[c.ID] = i
+	}
+	sort.SliceStable(ds, func(i, j int) bool {
+		if ds[i].Severity != ds[j].Severity {
+			return ds[i].Severity == dsl.Error
+		}
+		return order[ds[i].Code] < order[ds[j].Code]
+	})
+}
