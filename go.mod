@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/sashabaranov/go-openai v1.43.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.42.0 // indirect
 	golang.org/x/text v0.28.0 // indirect

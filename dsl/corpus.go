@@ -311,3 +311,8 @@ func DuplicateNames(files []*File) map[*Task]Diagnostic {
 	}
 	return out
 }
+
+// ReadSource returns the bytes of a root-relative file.
+func (c *Corpus) ReadSource(rel string) ([]byte, error) {
+	return fs.ReadFile(c.FS, c.fsPath(rel))
+}

@@ -20,6 +20,7 @@ func commands() []command {
 	return []command{
 		{"run", "run one episode of a task with an agent", cmdRun},
 		{"list", "list tasks with capabilities and turn counts", cmdList},
+		{"replay", "replay a trace (or a folder of traces) and report the first divergence", cmdReplay},
 		{"validate", "check tasks: solvable, not trivial, deterministic, verified", cmdValidate},
 		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
 	}

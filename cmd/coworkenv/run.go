@@ -9,15 +9,17 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const runUsage = "run TASK [--agent oracle|noop] [--seed N] [--json]\n\nTASK is a file, file.star:name, or a task name of the built-in corpus.\nExit status: 0 passed, 1 not passed, 2 bad usage or a task that does not load."
+const runUsage = "run TASK [--agent oracle|noop] [--seed N] [--json] [--trace FILE]\n\nTASK is a file, file.star:name, or a task name of the built-in corpus.\nExit status: 0 passed, 1 not passed, 2 bad usage or a task that does not load."
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", runUsage, stderr)
 	agentName := fs.String("agent", "oracle", "the agent: oracle or noop")
 	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
 	asJSON := fs.Bool("json", false, "print the end result as one JSON object instead of the transcript")
+	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
 	pos, code, ok := parse(fs, runUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -37,7 +39,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	_, task, err := resolveTask(ctx, pos[0])
+	corp, task, err := resolveTask(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
@@ -47,14 +49,34 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
 		return 2
 	}
-	var obs episode.Observer
+	var observers multiObserver
 	if !*asJSON {
-		obs = &transcript{w: stdout, task: task}
+		observers = append(observers, &transcript{w: stdout, task: task})
 		fmt.Fprintf(stdout, "task %s (%s) · agent %s · seed %d\n", task.Name, task.File, agent.Name(), p.Seed)
 	}
-	res := p.Run(ctx, agent, episode.RunOptions{Observer: obs})
+	var tf *traceFile
+	if *tracePath != "" {
+		src, err := corp.ReadSource(task.Rel)
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
+			return 2
+		}
+		tf, err = createTrace(*tracePath, trace.StartOf(p, src, *seed, agent.Name()))
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
+			return 2
+		}
+		observers = append(observers, tf.w)
+	}
+	res := p.Run(ctx, agent, episode.RunOptions{Observer: observers})
+	if tf != nil {
+		if err := tf.finish(res); err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
+			return 2
+		}
+	}
 	if *asJSON {
-		fmt.Fprintln(stdout, jsonv.MustEncode(EndObject(res)))
+		fmt.Fprintln(stdout, jsonv.MustEncode(trace.EndEvent(res)))
 	} else {
 		printEnd(stdout, res)
 	}
@@ -67,36 +89,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// EndObject is the `end` result of an episode as SPEC §6 gives it.
-func EndObject(r *episode.Result) *jsonv.Object {
-	o := jsonv.NewObject(
-		"event", "end",
-		"score", r.Score,
-		"passed", r.Passed,
-		"completion", r.Completion,
-		"safety", r.Safety,
-		"robustness", r.Robustness,
-		"checks", checksJSON(r.Items),
-		"state", r.FinalState,
-	)
-	if r.Err != nil {
-		o.Set("error", jsonv.NewObject("code", r.Err.Code, "message", r.Err.Message, "file", r.Err.File, "line", int64(r.Err.Line), "col", int64(r.Err.Col)))
-	}
-	return o
-}
-
-func checksJSON(items []dsl.CheckItem) []jsonv.Value {
-	out := make([]jsonv.Value, len(items))
-	for i, it := range items {
-		var turn jsonv.Value
-		if it.Turn != nil {
-			turn = int64(*it.Turn)
-		}
-		out[i] = jsonv.NewObject("kind", it.Kind, "message", it.Message, "weight", it.Weight, "passed", it.Passed, "turn", turn)
-	}
-	return out
-}
-
 // transcript prints an episode as it happens.
 type transcript struct {
 	w    io.Writer
@@ -105,6 +97,12 @@ type transcript struct {
 
 func (t *transcript) OnUser(turn int, content, state string) {
 	fmt.Fprintf(t.w, "\n── turn %d of %d ──\nuser: %s\n", turn+1, len(t.task.Turns), content)
+}
+
+func (t *transcript) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+	if content != "" && len(toolCalls) > 0 {
+		fmt.Fprintf(t.w, "  (assistant: %s)\n", shorten(content, 160))
+	}
 }
 
 func (t *transcript) OnCall(c *episode.Call) {

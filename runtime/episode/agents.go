@@ -148,6 +148,11 @@ type Scripted struct {
 	Label   string
 	Calls   [][]ScriptedCall // per turn
 	Replies []string         // per turn
+	// Truncated marks turns that end as truncated after their calls (a replay of a trace whose
+	// agent ran into max_calls_per_turn).
+	Truncated []bool
+	// Errors ends a turn with this error after its calls (a replay of an aborted episode).
+	Errors []error
 }
 
 func (s *Scripted) Name() string { return s.Label }
@@ -162,6 +167,12 @@ func (s *Scripted) Turn(ctx context.Context, tc *TurnContext) (string, error) {
 				return "", err
 			}
 		}
+	}
+	if tc.Index < len(s.Errors) && s.Errors[tc.Index] != nil {
+		return "", s.Errors[tc.Index]
+	}
+	if tc.Index < len(s.Truncated) && s.Truncated[tc.Index] {
+		tc.Truncate()
 	}
 	if tc.Index < len(s.Replies) {
 		return s.Replies[tc.Index], nil

@@ -23,9 +23,12 @@ type Agent interface {
 	Turn(ctx context.Context, tc *TurnContext) (string, error)
 }
 
-// Observer sees an episode as it happens (traces). Every method may be nil-safe ignored.
+// Observer sees an episode as it happens (transcripts, traces).
 type Observer interface {
 	OnUser(turn int, content, state string)
+	// OnAssistant is a model's message: its text, its tool calls as the model sent them (a JSON
+	// array in the chat-completions shape), and the token usage (nil when unknown).
+	OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object)
 	OnCall(c *Call)   // before the call runs (Content, Error and State are empty)
 	OnResult(c *Call) // after it ran
 	OnReply(turn int, content string)
@@ -202,6 +205,23 @@ type TurnContext struct {
 
 // Task is the task being run.
 func (tc *TurnContext) Task() *dsl.Task { return tc.e.p.Task }
+
+// Assistant reports a model's message to the observer (traces). Agents that are not models
+// never call it.
+func (tc *TurnContext) Assistant(content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+	if tc.e.obs != nil {
+		tc.e.obs.OnAssistant(tc.Index, content, toolCalls, usage)
+	}
+}
+
+// Tools are the schemas the agent is shown, in the task's order.
+func (tc *TurnContext) Tools() []*jsonv.Object {
+	out := make([]*jsonv.Object, len(tc.e.p.Task.Tools))
+	for i, t := range tc.e.p.Task.Tools {
+		out[i] = t.Schema()
+	}
+	return out
+}
 
 // Truncated reports whether the turn reached max_calls_per_turn.
 func (tc *TurnContext) Truncated() bool { return tc.result.Truncated }

@@ -23,6 +23,20 @@
 // tool call re-hashes only the list of keys of the sections that changed. The random source is
 // not part of the hash (SPEC §4 lists what is).
 //
+// # Choices where the contract is silent
+//
+//   - Files: an existing file as the target of Move is an error ("already exists"); nothing is
+//     overwritten or merged. A target ending in "/" or naming an existing folder receives src
+//     under its own name. Glob matches files only. Removing a file keeps its folder.
+//   - Mail: the Subject filter is a case-insensitive substring. A folder exists while a message
+//     is in it. Addresses are checked lightly (not empty, holds "@"). Attachment names are
+//     unique within a message. Forward quotes a "Cc:" line only when the original had cc.
+//   - Calendar: the title must not be empty; attendees are any non-empty strings.
+//   - Times: see ParseTime; fractions of a second are dropped.
+//   - DB: a collection stays (with its id counter) once created; "/" is not allowed in its name.
+//   - Diff lists files only (a folder shows through the files it holds), sorted with
+//     NaturalCompare.
+//
 // # Determinism
 //
 // Nothing here reads the wall clock or a global random source, and no Go map order reaches an

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/coworkenv/coworkenv/corpus"
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+)
+
+const replayUsage = "replay TRACE|DIR [--json]\n\nReplays a trace (or every *.jsonl trace in a folder) against its task and compares every result,\nstate hash and the end. Exit status: 0 everything matches, 1 a divergence, 2 unreadable input."
+
+func cmdReplay(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("replay", replayUsage, stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	pos, code, ok := parse(fs, replayUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "coworkenv replay: want one TRACE or DIR, got %d arguments\n", len(pos))
+		return 2
+	}
+	paths, err := tracePaths(pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
+		return 2
+	}
+	ctx := context.Background()
+	var results []jsonv.Value
+	matched, diverged, changed, failed := 0, 0, 0, 0
+	for _, p := range paths {
+		r, err := replayOne(ctx, p)
+		entry := jsonv.NewObject("trace", p)
+		switch {
+		case err != nil:
+			failed++
+			entry.Set("error", err.Error())
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%s: error: %v\n", p, err)
+			}
+		default:
+			entry.Set("task", r.Task)
+			entry.Set("task_changed", r.TaskChanged)
+			if r.TaskChanged {
+				changed++
+				if !*asJSON {
+					fmt.Fprintf(stdout, "%s: warning: task file %s changed since the trace was recorded (sha256 %.12s… now %.12s…)\n", p, r.File, r.RecordedSHA, r.CurrentSHA)
+				}
+			}
+			if r.Matched() {
+				matched++
+				entry.Set("matched", true)
+				if !*asJSON {
+					fmt.Fprintf(stdout, "%s: matched (%s)\n", p, r.Task)
+				}
+			} else {
+				diverged++
+				d := r.Divergence
+				diffs := make([]jsonv.Value, len(d.Diffs))
+				for i, x := range d.Diffs {
+					diffs[i] = x
+				}
+				var turn, tool, targs jsonv.Value
+				if d.Turn >= 0 {
+					turn = int64(d.Turn)
+				}
+				if d.Tool != "" {
+					tool, targs = d.Tool, d.Args
+				}
+				entry.Set("matched", false)
+				entry.Set("divergence", jsonv.NewObject("event", int64(d.Line), "kind", d.Event, "turn", turn, "tool", tool, "args", targs, "diffs", diffs))
+				if !*asJSON {
+					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", p, r.Task, d)
+				}
+			}
+		}
+		results = append(results, entry)
+	}
+	if *asJSON {
+		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("traces", results, "summary",
+			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "task_changed", int64(changed), "errors", int64(failed)))))
+	} else if len(paths) > 1 {
+		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged, %d with a changed task, %d unreadable\n", len(paths), matched, diverged, changed, failed)
+	}
+	switch {
+	case failed > 0 && len(paths) == 1:
+		return 2
+	case diverged > 0 || failed > 0:
+		return 1
+	}
+	return 0
+}
+
+func tracePaths(p string) ([]string, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, unwrap(err))
+	}
+	if !info.IsDir() {
+		return []string{p}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") {
+			out = append(out, path)
+		}
+		return err
+	})
+	sort.Strings(out)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("%s: no *.jsonl traces in it", p)
+	}
+	return out, err
+}
+
+func replayOne(ctx context.Context, path string) (*trace.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrap(err)
+	}
+	defer f.Close()
+	events, err := trace.Read(f)
+	if err != nil {
+		return nil, err
+	}
+	return trace.Replay(ctx, events, loadForReplay)
+}
+
+// loadForReplay finds a traced task: the recorded file on disk, or, for a trace of the
+// built-in corpus ("corpus/..."), the embedded file.
+func loadForReplay(file, name string) (*dsl.Task, []byte, error) {
+	if _, err := os.Stat(file); err == nil {
+		src, err := openPath(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		return findInFile(src.corpus, src.files[0], name)
+	}
+	if rel, ok := strings.CutPrefix(file, "corpus/"); ok {
+		return findInFile(corpus.Open(), rel, name)
+	}
+	return nil, nil, fmt.Errorf("the traced task file %s is not there", file)
+}
+
+func findInFile(c *dsl.Corpus, rel, name string) (*dsl.Task, []byte, error) {
+	f := c.LoadFile(context.Background(), rel)
+	if len(f.Diags) > 0 {
+		return nil, nil, fmt.Errorf("the task file no longer loads:\n%s", formatDiags(f.Diags))
+	}
+	for _, t := range f.Tasks {
+		if t.Name == name {
+			return t, f.Source, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%s no longer declares task %s", f.Path, name)
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+)
+
+// traceFile streams a trace into PATH.partial and renames it to PATH when the episode ends, so
+// a killed run leaves a readable prefix and never a half-written PATH.
+type traceFile struct {
+	path string
+	f    *os.File
+	w    *trace.Writer
+}
+
+func createTrace(path string, s trace.Start) (*traceFile, error) {
+	f, err := os.Create(path + ".partial")
+	if err != nil {
+		return nil, err
+	}
+	return &traceFile{path: path, f: f, w: trace.NewWriter(f, s)}, nil
+}
+
+func (t *traceFile) finish(r *episode.Result) error {
+	err := t.w.End(r)
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(t.path+".partial", t.path); err != nil {
+		return fmt.Errorf("renaming the finished trace: %w", err)
+	}
+	return nil
+}
+
+// multiObserver sends every event to each observer in turn.
+type multiObserver []episode.Observer
+
+func (m multiObserver) OnUser(turn int, content, state string) {
+	for _, o := range m {
+		o.OnUser(turn, content, state)
+	}
+}
+
+func (m multiObserver) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+	for _, o := range m {
+		o.OnAssistant(turn, content, toolCalls, usage)
+	}
+}
+
+func (m multiObserver) OnCall(c *episode.Call) {
+	for _, o := range m {
+		o.OnCall(c)
+	}
+}
+
+func (m multiObserver) OnResult(c *episode.Call) {
+	for _, o := range m {
+		o.OnResult(c)
+	}
+}
+
+func (m multiObserver) OnReply(turn int, content string) {
+	for _, o := range m {
+		o.OnReply(turn, content)
+	}
+}
+
+func (m multiObserver) OnTurnEnd(t *episode.TurnResult) {
+	for _, o := range m {
+		o.OnTurnEnd(t)
+	}
+}
