@@ -6,13 +6,13 @@ package jsonv
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Value is a JSON value: nil, bool, int64, float64, string, []Value or *Object.
@@ -260,46 +260,48 @@ func encode(b *bytes.Buffer, v Value) error {
 }
 
 func writeString(b *bytes.Buffer, s string) {
-	// encoding/json escapes <, > and & for HTML; we want plain text, so do it by hand.
+	// encoding/json escapes <, > and & for HTML; we want plain text, so do it by hand, copying
+	// runs of plain bytes at once.
 	b.WriteByte('"')
-	for i := 0; i < len(s); {
+	start := 0
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '"', '\\':
 			b.WriteByte('\\')
 			b.WriteByte(c)
-			i++
-		case c == '\n':
+		case '\n':
 			b.WriteString(`\n`)
-			i++
-		case c == '\r':
+		case '\r':
 			b.WriteString(`\r`)
-			i++
-		case c == '\t':
+		case '\t':
 			b.WriteString(`\t`)
-			i++
-		case c < 0x20:
-			fmt.Fprintf(b, `\u%04x`, c)
-			i++
 		default:
-			b.WriteByte(c)
-			i++
+			fmt.Fprintf(b, `\u%04x`, c)
 		}
+		start = i + 1
 	}
+	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
 
-// Decode parses one JSON value. Whole numbers (no fraction, or a fraction of zero that fits)
-// become int64; others float64. Objects keep their order; a repeated key keeps the last value.
+// Decode parses one JSON value (RFC 8259). Whole numbers (no fraction, or a fraction of zero
+// that fits) become int64; others float64. Objects keep their order; a repeated key keeps the
+// last value. Nesting deeper than MaxDepth is an error.
 func Decode(data []byte) (Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
+	d := decoder{data: data}
+	d.space()
+	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid JSON: trailing data after the value")
+	d.space()
+	if d.i != len(d.data) {
+		return nil, d.errorf("trailing data after the value")
 	}
 	return v, nil
 }
@@ -307,58 +309,263 @@ func Decode(data []byte) (Value, error) {
 // DecodeString is Decode of a string.
 func DecodeString(s string) (Value, error) { return Decode([]byte(s)) }
 
-func decodeValue(dec *json.Decoder) (Value, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return nil, errors.New("invalid JSON: unexpected end of input")
+// MaxDepth bounds the nesting of decoded values.
+const MaxDepth = 1000
+
+type decoder struct {
+	data []byte
+	i    int
+}
+
+func (d *decoder) errorf(format string, a ...any) error {
+	return fmt.Errorf("invalid JSON at offset %d: %s", d.i, fmt.Sprintf(format, a...))
+}
+
+func (d *decoder) space() {
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
 		}
-		return nil, fmt.Errorf("invalid JSON: %v", err)
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &Object{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, fmt.Errorf("invalid JSON: %v", err)
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, errors.New("invalid JSON: object key is not a string")
-				}
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.Set(k, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("invalid JSON: %v", err)
-			}
+}
+
+func (d *decoder) value(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return nil, d.errorf("nested more than %d levels", MaxDepth)
+	}
+	if d.i >= len(d.data) {
+		return nil, d.errorf("unexpected end of input")
+	}
+	switch c := d.data[d.i]; {
+	case c == '{':
+		d.i++
+		o := &Object{}
+		d.space()
+		if d.i < len(d.data) && d.data[d.i] == '}' {
+			d.i++
 			return o, nil
-		case '[':
-			arr := []Value{}
-			for dec.More() {
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
+		}
+		for {
+			d.space()
+			if d.i >= len(d.data) || d.data[d.i] != '"' {
+				return nil, d.errorf("want a string key")
 			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("invalid JSON: %v", err)
+			k, err := d.str()
+			if err != nil {
+				return nil, err
 			}
+			d.space()
+			if d.i >= len(d.data) || d.data[d.i] != ':' {
+				return nil, d.errorf("want ':' after an object key")
+			}
+			d.i++
+			d.space()
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			o.Set(k, v)
+			d.space()
+			if d.i >= len(d.data) {
+				return nil, d.errorf("unexpected end of input in an object")
+			}
+			if d.data[d.i] == ',' {
+				d.i++
+				continue
+			}
+			if d.data[d.i] == '}' {
+				d.i++
+				return o, nil
+			}
+			return nil, d.errorf("want ',' or '}' in an object")
+		}
+	case c == '[':
+		d.i++
+		arr := []Value{}
+		d.space()
+		if d.i < len(d.data) && d.data[d.i] == ']' {
+			d.i++
 			return arr, nil
 		}
-		return nil, fmt.Errorf("invalid JSON: unexpected %v", t)
-	case json.Number:
-		return ParseNumber(string(t))
-	default:
-		return t, nil // nil, bool, string
+		for {
+			d.space()
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+			d.space()
+			if d.i >= len(d.data) {
+				return nil, d.errorf("unexpected end of input in an array")
+			}
+			if d.data[d.i] == ',' {
+				d.i++
+				continue
+			}
+			if d.data[d.i] == ']' {
+				d.i++
+				return arr, nil
+			}
+			return nil, d.errorf("want ',' or ']' in an array")
+		}
+	case c == '"':
+		return d.str()
+	case c == 't':
+		return d.literal("true", true)
+	case c == 'f':
+		return d.literal("false", false)
+	case c == 'n':
+		return d.literal("null", nil)
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
 	}
+	return nil, d.errorf("unexpected character %q", d.data[d.i])
+}
+
+func (d *decoder) literal(word string, v Value) (Value, error) {
+	if !bytes.HasPrefix(d.data[d.i:], []byte(word)) {
+		return nil, d.errorf("invalid literal")
+	}
+	d.i += len(word)
+	return v, nil
+}
+
+func (d *decoder) number() (Value, error) {
+	start := d.i
+	if d.data[d.i] == '-' {
+		d.i++
+	}
+	digits := func() int {
+		n := 0
+		for d.i < len(d.data) && d.data[d.i] >= '0' && d.data[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	intStart := d.i
+	if digits() == 0 {
+		return nil, d.errorf("invalid number")
+	}
+	if d.data[intStart] == '0' && d.i-intStart > 1 {
+		return nil, d.errorf("invalid number: leading zero")
+	}
+	if d.i < len(d.data) && d.data[d.i] == '.' {
+		d.i++
+		if digits() == 0 {
+			return nil, d.errorf("invalid number: no digits after '.'")
+		}
+	}
+	if d.i < len(d.data) && (d.data[d.i] == 'e' || d.data[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.data) && (d.data[d.i] == '+' || d.data[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return nil, d.errorf("invalid number: no digits in the exponent")
+		}
+	}
+	return ParseNumber(string(d.data[start:d.i]))
+}
+
+// str reads a string at d.i (which is '"').
+func (d *decoder) str() (string, error) {
+	d.i++
+	start := d.i
+	// fast path: no escapes
+	for d.i < len(d.data) {
+		c := d.data[d.i]
+		if c == '"' {
+			s := string(d.data[start:d.i])
+			d.i++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		d.i++
+	}
+	buf := append([]byte(nil), d.data[start:d.i]...)
+	for d.i < len(d.data) {
+		c := d.data[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return string(buf), nil
+		case c < 0x20:
+			return "", d.errorf("control character in a string")
+		case c != '\\':
+			buf = append(buf, c)
+			d.i++
+			continue
+		}
+		d.i++
+		if d.i >= len(d.data) {
+			break
+		}
+		e := d.data[d.i]
+		d.i++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := d.hex4()
+			if !ok {
+				return "", d.errorf("invalid \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := unicode.ReplacementChar
+				if d.i+1 < len(d.data) && d.data[d.i] == '\\' && d.data[d.i+1] == 'u' {
+					d.i += 2
+					if lo, ok := d.hex4(); ok {
+						r2 = utf16.DecodeRune(r, lo)
+					} else {
+						return "", d.errorf("invalid \\u escape")
+					}
+				}
+				r = r2
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", d.errorf("invalid escape \\%c", e)
+		}
+	}
+	return "", d.errorf("unexpected end of input in a string")
+}
+
+func (d *decoder) hex4() (rune, bool) {
+	if d.i+4 > len(d.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.data[d.i : d.i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	d.i += 4
+	return r, true
 }
 
 // ParseNumber turns JSON number text into int64 when it is whole and fits, else float64.
@@ -368,6 +575,9 @@ func ParseNumber(s string) (Value, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return nil, fmt.Errorf("JSON number %s is out of range", s)
+		}
 		return nil, fmt.Errorf("invalid JSON number %q", s)
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {

@@ -83,8 +83,7 @@ type Call struct {
 	Args *jsonv.Object // as the agent sent them, without filled-in defaults
 	// Content is the JSON text the agent saw (the result, or null on error).
 	Content string
-	Result  jsonv.Value // decoded result, nil on error
-	Error   string      // tool error, "" when the call succeeded
+	Error   string // tool error, "" when the call succeeded
 	IsError bool
 	Fault   bool   // an injected transient error
 	State   string // state hash after the call
@@ -93,6 +92,21 @@ type Call struct {
 	Pos syntax.Position
 	// ScriptErr is set when a task-defined tool's impl crashed (an error other than fail()).
 	ScriptErr *dsl.Diagnostic
+
+	result  jsonv.Value
+	decoded bool
+}
+
+// Result is the decoded result (nil on error), decoded from Content on first use.
+func (c *Call) Result() jsonv.Value {
+	if c.IsError {
+		return nil
+	}
+	if !c.decoded {
+		c.result, _ = jsonv.DecodeString(c.Content)
+		c.decoded = true
+	}
+	return c.result
 }
 
 // Succeeded reports whether the call ran without error.

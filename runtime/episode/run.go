@@ -331,7 +331,6 @@ func (e *run) invoke(c *Call) {
 		return
 	}
 	c.Content = string(content)
-	c.Result, _ = jsonv.Decode(content)
 	e.cur = next
 }
 
@@ -418,17 +417,13 @@ func (e *run) epValue() starlark.Value {
 	if len(replies) > 0 {
 		last = replies[len(replies)-1]
 	}
-	calls := make([]starlark.Value, len(e.res.Calls))
-	for i, c := range e.res.Calls {
-		calls[i] = callValue(c)
-	}
-	return &epValue{turn: e.turn, replies: starlark.NewList(replies), reply: last, calls: starlark.NewList(calls), raw: e.res.Calls, queried: e.queried}
+	return &epValue{turn: e.turn, replies: starlark.NewList(replies), reply: last, raw: e.res.Calls, queried: e.queried}
 }
 
 func callValue(c *Call) starlark.Value {
 	var res starlark.Value = starlark.None
-	if !c.IsError && c.Result != nil {
-		res = starconv.FromJSON(c.Result)
+	if r := c.Result(); r != nil {
+		res = starconv.FromJSON(r)
 	}
 	var errv starlark.Value = starlark.None
 	if c.IsError {
@@ -472,6 +467,14 @@ func (v *epValue) Attr(name string) (starlark.Value, error) {
 	case "reply":
 		return v.reply, nil
 	case "calls":
+		// built on first use: most verifiers never look at the calls
+		if v.calls == nil {
+			calls := make([]starlark.Value, len(v.raw))
+			for i, c := range v.raw {
+				calls[i] = callValue(c)
+			}
+			v.calls = starlark.NewList(calls)
+		}
 		return v.calls, nil
 	case "called":
 		return starlark.NewBuiltin("ep.called", v.called), nil

@@ -1,0 +1,55 @@
+package jsonv
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecode(t *testing.T) {
+	v, err := DecodeString(` {"b": [1, 2.5, 3.0, -0, 1e2, "x\n\u00e9\ud83d\ude00", true, false, null], "a": {}, "b2": []} `)
+	require.NoError(t, err)
+	o := v.(*Object)
+	assert.Equal(t, []string{"b", "a", "b2"}, o.Keys(), "key order is kept")
+	b, _ := o.Get("b")
+	assert.Equal(t, []Value{int64(1), 2.5, int64(3), int64(0), int64(100), "x\né😀", true, false, nil}, b)
+
+	for _, bad := range []string{``, `{`, `[1,]`, `{"a" 1}`, `01`, `1.`, `-`, `"\x"`, "\"a\nb\"", `tru`, `1 2`, `{"a":1,}`, `"\u12"`, `[`} {
+		_, err := DecodeString(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// Decode agrees with encoding/json on what is valid JSON, and Encode round-trips.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e400`, `-0.5`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := Decode(b)
+		if err != nil && strings.Contains(err.Error(), "out of range") {
+			return // valid JSON, but not a float64
+		}
+		if json.Valid(b) != (err == nil) {
+			t.Fatalf("valid=%v but err=%v for %q", json.Valid(b), err, b)
+		}
+		if err != nil {
+			return
+		}
+		enc, err := Encode(v)
+		require.NoError(t, err)
+		v2, err := Decode(enc)
+		require.NoError(t, err)
+		if !Equal(v, v2) {
+			t.Fatalf("round trip: %q -> %q", b, enc)
+		}
+	})
+}
+
+func TestEncode(t *testing.T) {
+	o := NewObject("z", int64(1), "a", 1.5, "s", "<&>\"\\\n\x01", "f", 3.0, "l", []Value{nil, true})
+	assert.Equal(t, `{"z":1,"a":1.5,"s":"<&>\"\\\n\u0001","f":3.0,"l":[null,true]}`, MustEncode(o))
+}
