@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -26,7 +27,15 @@ func commands() []command {
 	}
 }
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// Validation and rollouts are throughput jobs that allocate many short-lived values: trade
+	// memory for less garbage collection (about 30% of the CPU at the default of 100), unless
+	// the user set GOGC.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // Main runs the command line and returns the exit status: 0 success, 1 a negative verdict,
 // 2 bad usage or input.

@@ -49,7 +49,9 @@ type Config struct {
 	Backoff time.Duration
 	// MaxBackoff caps one delay, also one asked for by a Retry-After header. 0 means DefaultMaxBackoff.
 	MaxBackoff time.Duration
-	// JitterSeed seeds the jitter; the agent has its own source, never the global one.
+	// JitterSeed seeds the jitter; the agent has its own source, never the global one. 0 gives
+	// every agent of the process a different seed (its creation number), so that agents running
+	// side by side do not retry in lockstep; the jitter changes timing only, never an episode.
 	JitterSeed uint64
 	// Timeout bounds one HTTP attempt (a timed-out attempt is retried). 0 means DefaultTimeout;
 	// a negative value, no limit but the context's.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,8 +41,16 @@ type transport struct {
 	attempts int // attempts of the last request
 }
 
+// agents numbers the transports made without a JitterSeed, so that agents running side by side
+// (a rollout) do not retry in lockstep.
+var agents atomic.Uint64
+
 func newTransport(cfg *Config) *transport {
-	return &transport{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.JitterSeed, 0x636f776f726b))}
+	seed := cfg.JitterSeed
+	if seed == 0 {
+		seed = agents.Add(1)
+	}
+	return &transport{cfg: cfg, rng: rand.New(rand.NewPCG(seed, 0x636f776f726b))}
 }
 
 // lastAttempts is the number of HTTP attempts of the last request.
