@@ -35,6 +35,9 @@ type Start struct {
 	Agent      string
 	Tools      []*jsonv.Object
 	State      string // hash after setup
+	// System is the system prompt a model agent was given (an extension of SPEC §6: training
+	// data export needs it). Empty for the oracle and noop agents, and then not written.
+	System string
 }
 
 // Writer streams an episode as JSON Lines, one event per line, flushed after each event so that
@@ -51,9 +54,13 @@ func NewWriter(w io.Writer, s Start) *Writer {
 	for i, t := range s.Tools {
 		tools[i] = t
 	}
-	tw.emit(jsonv.NewObject("event", "start", "format", Format, "task", s.Task, "file", s.File,
+	start := jsonv.NewObject("event", "start", "format", Format, "task", s.Task, "file", s.File,
 		"file_sha256", s.FileSHA256, "seed", s.Seed, "engine", Engine, "agent", s.Agent,
-		"tools", tools, "state", s.State))
+		"tools", tools, "state", s.State)
+	if s.System != "" {
+		start.Set("system", s.System)
+	}
+	tw.emit(start)
 	return tw
 }
 
