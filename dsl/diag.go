@@ -189,3 +189,37 @@ func SyntaxDiags(err error) []Diagnostic {
 	})
 	return out
 }
+
+// PointAtCallee moves a diagnostic that points at the "(" of a call back to the start of the
+// called name ("agent.call(" → "agent.call"), which is what a reader looks for. src is the
+// source of d.File.
+func PointAtCallee(d Diagnostic, src []byte) Diagnostic {
+	if d.Line <= 0 || d.Col <= 1 || src == nil {
+		return d
+	}
+	line := 1
+	start := 0
+	for i := 0; i < len(src) && line < d.Line; i++ {
+		if src[i] == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	i := start + d.Col - 1
+	if line != d.Line || i >= len(src) || src[i] != '(' {
+		return d
+	}
+	j := i
+	for j > start {
+		c := src[j-1]
+		if c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			j--
+			continue
+		}
+		break
+	}
+	if j < i {
+		d.Col = j - start + 1
+	}
+	return d
+}

@@ -72,6 +72,11 @@ func (r *Report) Merge(o *Report) {
 }
 
 func (r *Report) add(t *TaskReport) {
+	for i, d := range t.Diagnostics {
+		if d.File == t.File {
+			t.Diagnostics[i] = dsl.PointAtCallee(d, t.Source)
+		}
+	}
 	t.Status = status(t.Diagnostics)
 	switch t.Status {
 	case "ok":

@@ -6,6 +6,7 @@ package jsonv
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -605,4 +606,17 @@ func TypeName(v Value) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// Indent encodes v as JSON indented by two spaces (keys in their order).
+func Indent(v Value) ([]byte, error) {
+	b, err := Encode(v)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
