@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
 )
 
-const listUsage = "list [PATH] [--json]\n\nLists the tasks of PATH (a file or a corpus folder; default: the built-in corpus)."
+const listUsage = "list [PATH] [--json] [--capabilities]\n\nLists the tasks of PATH (a file or a corpus folder; default: the built-in corpus).\n--json prints one object per task, with facts from a noop episode (its rubric items);\n--capabilities prints the Markdown table of capabilities by task counts."
 
 func cmdList(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("list", listUsage, stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per task")
+	caps := fs.Bool("capabilities", false, "print a Markdown table: capabilities × task counts, single- and multi-turn")
 	pos, code, ok := parse(fs, listUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -37,7 +41,13 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	status := 0
+	var all []*dsl.Task
+	var taxonomy *dsl.Taxonomy
+	perFile := map[*dsl.Task]int{}
 	for _, s := range srcs {
+		if taxonomy == nil {
+			taxonomy = s.corpus.Taxonomy()
+		}
 		for _, rel := range s.files {
 			f := s.corpus.LoadFile(ctx, rel)
 			if len(f.Diags) > 0 {
@@ -46,30 +56,21 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			for _, t := range f.Tasks {
-				if *asJSON {
-					caps := make([]jsonv.Value, len(t.Capabilities))
-					for i, c := range t.Capabilities {
-						caps[i] = c
-					}
-					tools := make([]jsonv.Value, len(t.Tools))
-					for i, tl := range t.Tools {
-						tools[i] = tl.Name
-					}
-					custom := int64(0)
-					for _, tl := range t.Tools {
-						if !tl.Builtin {
-							custom++
-						}
-					}
-					fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject(
-						"task", t.Name, "file", t.File, "turns", int64(len(t.Turns)),
-						"capabilities", caps, "tools", tools, "task_tools", custom,
-						"faults", t.Faults != nil, "description", t.Description, "metadata", t.Metadata,
-					)))
-					continue
-				}
-				fmt.Fprintf(stdout, "%-36s %d turn%s  %s\n", t.Name, len(t.Turns), plural(len(t.Turns)), strings.Join(t.Capabilities, ", "))
+				perFile[t] = len(f.Tasks)
+				all = append(all, t)
 			}
+		}
+	}
+	switch {
+	case *caps:
+		fmt.Fprint(stdout, capabilityTable(all, taxonomy))
+	case *asJSON:
+		for _, t := range all {
+			fmt.Fprintln(stdout, jsonv.MustEncode(taskFacts(ctx, t, perFile[t])))
+		}
+	default:
+		for _, t := range all {
+			fmt.Fprintf(stdout, "%-36s %d turn%s  %s\n", t.Name, len(t.Turns), plural(len(t.Turns)), strings.Join(t.Capabilities, ", "))
 		}
 	}
 	return status
@@ -80,4 +81,108 @@ func plural(n int) string {
 		return " "
 	}
 	return "s"
+}
+
+func strs(ss []string) []jsonv.Value {
+	out := make([]jsonv.Value, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// taskFacts describes a task for `list --json`: its declaration, and the rubric items a noop
+// episode records (every check and safety item a verifier reaches).
+func taskFacts(ctx context.Context, t *dsl.Task, siblings int) *jsonv.Object {
+	var tools []string
+	custom := 0
+	for _, tl := range t.Tools {
+		tools = append(tools, tl.Name)
+		if !tl.Builtin {
+			custom++
+		}
+	}
+	befores, userFns := 0, 0
+	for _, tr := range t.Turns {
+		if tr.Before != nil {
+			befores++
+		}
+		if tr.UserFn != nil {
+			userFns++
+		}
+	}
+	o := jsonv.NewObject(
+		"task", t.Name, "file", t.File, "description", t.Description,
+		"capabilities", strs(t.Capabilities), "turns", int64(len(t.Turns)),
+		"before_hooks", int64(befores), "user_functions", int64(userFns),
+		"tools", strs(tools), "task_tools", int64(custom), "faults", t.Faults != nil,
+		"family_size", int64(siblings), "metadata", t.Metadata,
+	)
+	p, d := episode.Prepare(ctx, t, episode.Options{})
+	if d != nil {
+		o.Set("error", d.String())
+		return o
+	}
+	collections := p.Base.DB().Collections()
+	o.Set("db_collections", strs(collections))
+	r := p.Run(ctx, episode.Noop{}, episode.RunOptions{})
+	checks, safety := 0, 0
+	for _, it := range r.Items {
+		if it.Kind == "safety" {
+			safety++
+		} else {
+			checks++
+		}
+	}
+	o.Set("checks", int64(checks))
+	o.Set("safety_items", int64(safety))
+	if r.Err != nil {
+		o.Set("error", r.Err.String())
+	}
+	return o
+}
+
+// capabilityTable is the Markdown table of corpus/README.md.
+func capabilityTable(tasks []*dsl.Task, tax *dsl.Taxonomy) string {
+	type row struct{ single, multi int }
+	counts := map[string]*row{}
+	var names []string
+	if tax != nil {
+		for _, c := range tax.Capabilities {
+			counts[c.Name] = &row{}
+			names = append(names, c.Name)
+		}
+	}
+	single, multi := 0, 0
+	for _, t := range tasks {
+		if len(t.Turns) > 1 {
+			multi++
+		} else {
+			single++
+		}
+		for _, c := range t.Capabilities {
+			r, ok := counts[c]
+			if !ok {
+				r = &row{}
+				counts[c] = r
+				names = append(names, c)
+			}
+			if len(t.Turns) > 1 {
+				r.multi++
+			} else {
+				r.single++
+			}
+		}
+	}
+	if tax == nil {
+		sort.Strings(names)
+	}
+	var b strings.Builder
+	b.WriteString("| capability | tasks | single-turn | multi-turn |\n| --- | ---: | ---: | ---: |\n")
+	for _, n := range names {
+		r := counts[n]
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d |\n", n, r.single+r.multi, r.single, r.multi)
+	}
+	fmt.Fprintf(&b, "| **all tasks** | **%d** | **%d** | **%d** |\n", single+multi, single, multi)
+	return b.String()
 }
