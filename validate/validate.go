@@ -276,7 +276,7 @@ func (v *taskCheck) run() {
 		v.runErr("noop", noop)
 	} else if noop.Passed {
 		v.add(dsl.NewDiag("trivial", fmt.Sprintf("the noop episode passes (score %s ≥ pass_threshold %s): the verifier accepts a workspace nobody touched; it passed: %s",
-			num(noop.Score), num(t.PassThreshold), itemList(noop.Items, true))))
+			episode.FormatScore(noop.Score), episode.FormatScore(t.PassThreshold), itemList(noop.Items, true))))
 	}
 	if !solvable {
 		return
@@ -296,7 +296,7 @@ func (v *taskCheck) run() {
 	}
 	if !oracle.Passed {
 		msg := fmt.Sprintf("the oracle episode does not pass (score %s < pass_threshold %s); failed: %s",
-			num(oracle.Score), num(t.PassThreshold), itemList(oracle.Items, false))
+			episode.FormatScore(oracle.Score), episode.FormatScore(t.PassThreshold), itemList(oracle.Items, false))
 		d := dsl.NewDiag("unsolved", msg)
 		if f := oracle.FailedItems(); len(f) > 0 {
 			d = d.At(f[0].Pos)
@@ -331,7 +331,7 @@ func (v *taskCheck) run() {
 			v.runErr("reply-only", ro)
 		} else if ro.Passed {
 			v.add(dsl.NewDiag("reply-only", fmt.Sprintf("an agent that only repeats the oracle's replies and calls no tool passes (score %s): the verifier trusts what the agent says instead of checking the state; it passed: %s",
-				num(ro.Score), itemList(ro.Items, true))))
+				episode.FormatScore(ro.Score), itemList(ro.Items, true))))
 		}
 	}
 	k := -1
@@ -361,7 +361,7 @@ func (v *taskCheck) run() {
 		}
 		if r.Passed && r.FinalState != oracle.FinalState {
 			d := dsl.NewDiag("weak-verifier", fmt.Sprintf("the episode still passes (score %s) when the oracle's call %s in turn %d is left out, though the final state differs: no check looks at that call's effect",
-				num(r.Score), callString(c), c.Turn+1))
+				episode.FormatScore(r.Score), callString(c), c.Turn+1))
 			if c.Pos.IsValid() {
 				d = d.At(c.Pos)
 			}
@@ -431,14 +431,6 @@ func itemList(items []dsl.CheckItem, passed bool) string {
 	return strings.Join(parts, "; ")
 }
 
-func num(f float64) string {
-	s := fmt.Sprintf("%.4f", f)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
 
 // compareRuns describes the first difference between two episodes ("" when they agree).
 func compareRuns(a, b *episode.Result) string {

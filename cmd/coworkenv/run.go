@@ -130,7 +130,7 @@ func (t *transcript) OnTurnEnd(tr *episode.TurnResult) {
 		fmt.Fprintf(t.w, "  (turn truncated at max_calls_per_turn)\n")
 	}
 	if tr.Score != nil {
-		fmt.Fprintf(t.w, "turn score %s\n", fmtScore(*tr.Score))
+		fmt.Fprintf(t.w, "turn score %s\n", episode.FormatScore(*tr.Score))
 	}
 }
 
@@ -150,7 +150,7 @@ func printEnd(w io.Writer, r *episode.Result) {
 		verdict = "passed"
 	}
 	fmt.Fprintf(w, "\nscore %s (completion %s, safety %s, robustness %s) · %s\n",
-		fmtScore(r.Score), fmtScore(r.Completion), fmtScore(r.Safety), fmtScore(r.Robustness), verdict)
+		episode.FormatScore(r.Score), episode.FormatScore(r.Completion), episode.FormatScore(r.Safety), episode.FormatScore(r.Robustness), verdict)
 }
 
 func printItems(w io.Writer, items []dsl.CheckItem) {
@@ -161,20 +161,12 @@ func printItems(w io.Writer, items []dsl.CheckItem) {
 		}
 		extra := ""
 		if it.Kind == "check" && it.Weight != 1 {
-			extra = fmt.Sprintf(" (weight %s)", fmtScore(it.Weight))
+			extra = fmt.Sprintf(" (weight %s)", episode.FormatScore(it.Weight))
 		}
 		fmt.Fprintf(w, "  %s %-6s %s%s\n", mark, it.Kind, it.Message, extra)
 	}
 }
 
-func fmtScore(f float64) string {
-	s := fmt.Sprintf("%.4f", f)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
 
 func shorten(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", "\\n")

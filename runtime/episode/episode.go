@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -225,4 +227,15 @@ func decodeContent(content string) starlark.Value {
 		return starlark.String(content)
 	}
 	return starconv.FromJSON(v)
+}
+
+// FormatScore prints a score or weight for people: at most four decimals, at least one
+// ("1.0", "0.75", "0.6667").
+func FormatScore(f float64) string {
+	s := strconv.FormatFloat(f, 'f', 4, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }

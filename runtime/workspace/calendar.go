@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,37 +48,8 @@ func newEventEntry(e Event, start, end time.Time, num int) *eventEntry {
 }
 
 type calSec struct {
-	events map[string]*eventEntry
-	next   int
-	owned  bool
-	h      *hashCell // covers events only; next is hashed by State.Hash
-}
-
-func (c *calSec) own(keysChanged bool) {
-	if !c.owned {
-		c.events = maps.Clone(c.events)
-		c.owned = true
-		c.h = c.h.next(keysChanged)
-		return
-	}
-	c.h.reset(keysChanged)
-}
-
-func (c *calSec) sum() [32]byte {
-	if h := c.h.get(); h != nil {
-		return *h
-	}
-	ids := c.h.sortedKeys(func() []string { return slices.Collect(maps.Keys(c.events)) })
-	b := make([]byte, 0, 16+len(ids)*40)
-	b = appendStr(b, "calendar")
-	b = appendUint(b, uint64(len(ids)))
-	for _, id := range ids {
-		b = appendStr(b, id)
-		b = append(b, c.events[id].sum[:]...)
-	}
-	h := sha256.Sum256(b)
-	c.h.put(h)
-	return h
+	entrySet[*eventEntry] // covers events only; next is hashed by State.Hash
+	next                  int
 }
 
 // checkEvent normalises the times of e and checks it.
@@ -123,13 +93,13 @@ func (c *Calendar) Add(e Event) (string, error) {
 	s.cal.own(true)
 	s.cal.next++
 	e.ID = "e" + strconv.Itoa(s.cal.next)
-	s.cal.events[e.ID] = newEventEntry(e, start, end, s.cal.next)
+	s.cal.items[e.ID] = newEventEntry(e, start, end, s.cal.next)
 	return e.ID, nil
 }
 
 // Get returns a copy of event id.
 func (c *Calendar) Get(id string) (Event, bool) {
-	e, ok := c.cal.events[id]
+	e, ok := c.cal.items[id]
 	if !ok {
 		return Event{}, false
 	}
@@ -156,8 +126,8 @@ func (c *Calendar) Events(start, end, attendee string) ([]Event, error) {
 	if start != "" && end != "" && to.Before(from) {
 		return nil, fmt.Errorf("end %s is before start %s", end, start)
 	}
-	es := make([]*eventEntry, 0, len(c.cal.events))
-	for _, e := range c.cal.events {
+	es := make([]*eventEntry, 0, len(c.cal.items))
+	for _, e := range c.cal.items {
 		if end != "" && !e.start.Before(to) {
 			continue
 		}
@@ -194,7 +164,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 	if s.frozen {
 		return Event{}, ErrFrozen
 	}
-	old, ok := s.cal.events[id]
+	old, ok := s.cal.items[id]
 	if !ok {
 		return Event{}, fmt.Errorf("no event %s", id)
 	}
@@ -220,7 +190,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 	if ne.sum != old.sum {
 		_ = s.begin()
 		s.cal.own(false)
-		s.cal.events[id] = ne
+		s.cal.items[id] = ne
 	}
 	return e.clone(), nil
 }
@@ -231,11 +201,11 @@ func (c *Calendar) Remove(id string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	if _, ok := s.cal.events[id]; !ok {
+	if _, ok := s.cal.items[id]; !ok {
 		return fmt.Errorf("no event %s", id)
 	}
 	_ = s.begin()
 	s.cal.own(true)
-	delete(s.cal.events, id)
+	delete(s.cal.items, id)
 	return nil
 }

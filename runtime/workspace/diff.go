@@ -23,12 +23,12 @@ func Diff(before, after *State) Changes {
 		ch.Files = emptySection()
 	}
 	if !sameVersion(before.mail.h, after.mail.h) {
-		ch.Mail = diffMaps(before.mail.msgs, after.mail.msgs, func(a, b *msgEntry) bool { return a.sum == b.sum })
+		ch.Mail = diffMaps(before.mail.items, after.mail.items, func(a, b *msgEntry) bool { return a.sum == b.sum })
 	} else {
 		ch.Mail = emptySection()
 	}
 	if !sameVersion(before.cal.h, after.cal.h) {
-		ch.Calendar = diffMaps(before.cal.events, after.cal.events, func(a, b *eventEntry) bool { return a.sum == b.sum })
+		ch.Calendar = diffMaps(before.cal.items, after.cal.items, func(a, b *eventEntry) bool { return a.sum == b.sum })
 	} else {
 		ch.Calendar = emptySection()
 	}

@@ -82,38 +82,9 @@ func newMsgEntry(m Message, t time.Time, num int) *msgEntry {
 }
 
 type mailSec struct {
-	msgs    map[string]*msgEntry
-	next    int // number of the last id given
-	address string
-	owned   bool
-	h       *hashCell // covers msgs only; address and next are hashed by State.Hash
-}
-
-func (m *mailSec) own(keysChanged bool) {
-	if !m.owned {
-		m.msgs = maps.Clone(m.msgs)
-		m.owned = true
-		m.h = m.h.next(keysChanged)
-		return
-	}
-	m.h.reset(keysChanged)
-}
-
-func (m *mailSec) sum() [32]byte {
-	if h := m.h.get(); h != nil {
-		return *h
-	}
-	ids := m.h.sortedKeys(func() []string { return slices.Collect(maps.Keys(m.msgs)) })
-	b := make([]byte, 0, 16+len(ids)*40)
-	b = appendStr(b, "mail")
-	b = appendUint(b, uint64(len(ids)))
-	for _, id := range ids {
-		b = appendStr(b, id)
-		b = append(b, m.msgs[id].sum[:]...)
-	}
-	h := sha256.Sum256(b)
-	m.h.put(h)
-	return h
+	entrySet[*msgEntry]     // covers messages only; address and next are hashed by State.Hash
+	next                int // number of the last id given
+	address             string
 }
 
 // checkAddress validates an address lightly: not empty, with an "@".
@@ -205,7 +176,7 @@ func (s *State) addMessage(m Message, t time.Time) string {
 	if m.Thread == "" {
 		m.Thread = m.ID
 	}
-	s.mail.msgs[m.ID] = newMsgEntry(m, t, n)
+	s.mail.items[m.ID] = newMsgEntry(m, t, n)
 	return m.ID
 }
 
@@ -262,7 +233,7 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 	if m.Attachments == nil {
 		m.Attachments = []Attachment{}
 	}
-	if p, ok := s.mail.msgs[d.InReplyTo]; ok && d.InReplyTo != "" {
+	if p, ok := s.mail.items[d.InReplyTo]; ok && d.InReplyTo != "" {
 		m.Thread = p.m.Thread
 	}
 	return s.addMessage(m, t), nil
@@ -270,7 +241,7 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 
 // Get returns a copy of message id.
 func (mb *Mail) Get(id string) (Message, bool) {
-	e, ok := mb.mail.msgs[id]
+	e, ok := mb.mail.items[id]
 	if !ok {
 		return Message{}, false
 	}
@@ -278,7 +249,7 @@ func (mb *Mail) Get(id string) (Message, bool) {
 }
 
 func (mb *Mail) entry(id string) (*msgEntry, error) {
-	e, ok := mb.mail.msgs[id]
+	e, ok := mb.mail.items[id]
 	if !ok {
 		return nil, fmt.Errorf("no message %s", id)
 	}
@@ -329,8 +300,8 @@ func containsFold(list []string, s string) bool {
 // Messages returns copies of the messages that match f, oldest first: by date (as instants),
 // then by the number in the id (m9 before m10).
 func (mb *Mail) Messages(f Filter) []Message {
-	es := make([]*msgEntry, 0, len(mb.mail.msgs))
-	for _, e := range mb.mail.msgs {
+	es := make([]*msgEntry, 0, len(mb.mail.items))
+	for _, e := range mb.mail.items {
 		if f.match(&e.m) {
 			es = append(es, e)
 		}
@@ -351,7 +322,7 @@ func (mb *Mail) Messages(f Filter) []Message {
 // Folders returns the folders that hold at least one message, sorted.
 func (mb *Mail) Folders() []string {
 	set := map[string]bool{}
-	for _, e := range mb.mail.msgs {
+	for _, e := range mb.mail.items {
 		set[e.m.Folder] = true
 	}
 	out := slices.Collect(maps.Keys(set))
@@ -515,7 +486,7 @@ func (s *State) replaceMessage(old *msgEntry, m Message) {
 	}
 	_ = s.begin()
 	s.mail.own(false)
-	s.mail.msgs[m.ID] = ne
+	s.mail.items[m.ID] = ne
 }
 
 // Mark sets the read flag (when read is not nil) and replaces the labels (when labels is not

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -83,8 +84,8 @@ func New(start time.Time, seed int64) *State {
 	s := &State{clock: start.UTC()}
 	s.rng = *rand.NewPCG(uint64(seed), pcgStream)
 	s.fs = fsSec{files: map[string]*fileEntry{}, dirs: map[string]struct{}{}, owned: true, h: newCell()}
-	s.mail = mailSec{msgs: map[string]*msgEntry{}, address: DefaultAddress, owned: true, h: newCell()}
-	s.cal = calSec{events: map[string]*eventEntry{}, owned: true, h: newCell()}
+	s.mail = mailSec{entrySet: newEntrySet[*msgEntry](), address: DefaultAddress}
+	s.cal = calSec{entrySet: newEntrySet[*eventEntry]()}
 	s.db = dbSec{colls: map[string]*collection{}, owned: true, mine: map[string]bool{}, h: newCell()}
 	return s
 }
@@ -148,7 +149,7 @@ func (s *State) Hash() string {
 	}
 	b := make([]byte, 0, 256)
 	b = appendStr(b, hashFormat)
-	fh, mh, ch, dh := s.fs.sum(), s.mail.sum(), s.cal.sum(), s.db.sum()
+	fh, mh, ch, dh := s.fs.sum(), s.mail.sum("mail"), s.cal.sum("calendar"), s.db.sum()
 	b = append(b, fh[:]...)
 	b = append(b, mh[:]...)
 	b = appendStr(b, s.mail.address)
@@ -190,3 +191,48 @@ func appendBool(b []byte, v bool) []byte {
 	}
 	return append(b, 0)
 }
+
+// entrySet is a copy-on-write map of immutable entries, each with its own hash, and the cached
+// hash of the whole set. Forks share the map until one of them writes (own).
+type entrySet[E interface{ digest() *[32]byte }] struct {
+	items map[string]E
+	owned bool
+	h     *hashCell
+}
+
+func newEntrySet[E interface{ digest() *[32]byte }]() entrySet[E] {
+	return entrySet[E]{items: map[string]E{}, owned: true, h: newCell()}
+}
+
+// own makes the map this state's own before a write; keysChanged says whether the write adds or
+// removes a key (the sorted keys are then recomputed).
+func (e *entrySet[E]) own(keysChanged bool) {
+	if !e.owned {
+		e.items = maps.Clone(e.items)
+		e.owned = true
+		e.h = e.h.next(keysChanged)
+		return
+	}
+	e.h.reset(keysChanged)
+}
+
+// sum hashes the set under a label: its size, then each key and entry hash in key order.
+func (e *entrySet[E]) sum(label string) [32]byte {
+	if h := e.h.get(); h != nil {
+		return *h
+	}
+	ids := e.h.sortedKeys(func() []string { return slices.Collect(maps.Keys(e.items)) })
+	b := make([]byte, 0, 16+len(ids)*40)
+	b = appendStr(b, label)
+	b = appendUint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendStr(b, id)
+		b = append(b, e.items[id].digest()[:]...)
+	}
+	h := sha256.Sum256(b)
+	e.h.put(h)
+	return h
+}
+
+func (e *msgEntry) digest() *[32]byte   { return &e.sum }
+func (e *eventEntry) digest() *[32]byte { return &e.sum }
