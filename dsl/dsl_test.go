@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 	"testing/fstest"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -192,4 +193,27 @@ func TestDialect(t *testing.T) {
 	require.Len(t, f.Diags, 1)
 	assert.Equal(t, "script-error", f.Diags[0].Code)
 	assert.Contains(t, f.Diags[0].Message, "called recursively")
+}
+
+// The wall-clock limit cancels a script that is within its step budget.
+func TestTimeout(t *testing.T) {
+	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"})
+	c.Limits = dsl.Limits{Timeout: 30 * time.Millisecond} // no step budget
+	f := c.LoadFile(context.Background(), "a.star")
+	require.Len(t, f.Diags, 1)
+	assert.Equal(t, "timeout", f.Diags[0].Code)
+	// where it stops depends on the moment: somewhere in spin (its loop jumps back to line 1)
+	assert.True(t, f.Diags[0].Line >= 1 && f.Diags[0].Line <= 4, f.Diags[0].String())
+}
+
+// A cancelled context stops a script too, and is not reported as a timeout.
+func TestCancel(t *testing.T) {
+	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"})
+	c.Limits = dsl.Limits{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f := c.LoadFile(ctx, "a.star")
+	require.Len(t, f.Diags, 1)
+	assert.Equal(t, "script-error", f.Diags[0].Code)
+	assert.Contains(t, f.Diags[0].Message, "canceled")
 }
