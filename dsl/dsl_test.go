@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 	"testing/fstest"
+	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/stretchr/testify/assert"

@@ -431,7 +431,6 @@ func itemList(items []dsl.CheckItem, passed bool) string {
 	return strings.Join(parts, "; ")
 }
 
-
 // compareRuns describes the first difference between two episodes ("" when they agree).
 func compareRuns(a, b *episode.Result) string {
 	if len(a.Calls) != len(b.Calls) {

@@ -167,7 +167,6 @@ func printItems(w io.Writer, items []dsl.CheckItem) {
 	}
 }
 
-
 func shorten(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", "\\n")
 	if len(s) <= n {
