@@ -95,6 +95,7 @@ func TestScoring(t *testing.T) {
 
 	r = run(t, tasks["raises"], episode.Oracle{})
 	assert.Equal(t, 0.0, r.Score)
+	assert.Equal(t, 0.0, r.Completion, "an episode stopped by an error earns no completion either")
 	assert.False(t, r.Passed)
 	require.NotNil(t, r.Err)
 	assert.Equal(t, "verify-error", r.Err.Code)

@@ -51,7 +51,8 @@ func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result 
 	r := e.res
 	r.Completion, r.Safety, r.Score = Score(r.Items)
 	if r.Err != nil {
-		r.Score = 0
+		// an episode that stopped on an error earns nothing, whatever its verifiers saw so far
+		r.Score, r.Completion = 0, 0
 	}
 	r.Completion, r.Score = round(r.Completion), round(r.Score)
 	r.Passed = r.Err == nil && passes(r.Score, p.Task.PassThreshold)
