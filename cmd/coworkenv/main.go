@@ -24,6 +24,8 @@ func commands() []command {
 		{"replay", "replay a trace (or a folder of traces) and report the first divergence", cmdReplay},
 		{"validate", "check tasks: solvable, not trivial, deterministic, verified", cmdValidate},
 		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
+		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
+		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -12,11 +13,11 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const runUsage = "run TASK [--agent oracle|noop] [--seed N] [--json] [--trace FILE]\n\nTASK is a file, file.star:name, or a task name of the built-in corpus.\nExit status: 0 passed, 1 not passed, 2 bad usage or a task that does not load."
+const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE]\n\nTASK is a file, file.star:name, or a task name of the built-in corpus.\n" + agentFlagsHelp + "\nExit status: 0 passed, 1 not passed, 2 bad usage or a task that does not load."
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", runUsage, stderr)
-	agentName := fs.String("agent", "oracle", "the agent: oracle or noop")
+	agentFlags := addAgentFlags(fs)
 	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
 	asJSON := fs.Bool("json", false, "print the end result as one JSON object instead of the transcript")
 	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
@@ -28,15 +29,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv run: want one TASK, got %d arguments\n", len(pos))
 		return 2
 	}
-	var agent episode.Agent
-	switch *agentName {
-	case "oracle":
-		agent = episode.Oracle{}
-	case "noop":
-		agent = episode.Noop{}
-	default:
-		fmt.Fprintf(stderr, "coworkenv run: --agent: unknown agent %q (want oracle or noop)\n", *agentName)
+	choice, err := agentFlags.choose()
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
+	}
+	choice.onRetry = func(attempt int, delay time.Duration, reason error) {
+		fmt.Fprintf(stderr, "coworkenv run: model request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))
 	}
 	ctx := context.Background()
 	corp, task, err := resolveTask(ctx, pos[0])
@@ -47,6 +46,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	p, d := episode.Prepare(ctx, task, episode.Options{Seed: *seed})
 	if d != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
+		return 2
+	}
+	agent, system, err := choice.newAgent(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
 	}
 	var observers multiObserver
@@ -61,7 +65,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 			return 2
 		}
-		tf, err = createTrace(*tracePath, trace.StartOf(p, src, *seed, agent.Name()))
+		start := trace.StartOf(p, src, *seed, agent.Name())
+		start.System = system
+		tf, err = createTrace(*tracePath, start)
 		if err != nil {
 			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
 			return 2

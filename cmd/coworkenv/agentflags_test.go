@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const copyNoteTask = `
+def _setup(ws):
+    ws.mail.address = "priya@halden.example"
+    ws.fs.write("/notes/todo.txt", "call the bank")
+
+def _verify(ws, ep):
+    check(ws.fs.exists("/notes/done.txt") and ws.fs.read("/notes/done.txt") == "call the bank", "the note is copied")
+    check("bank" in (ep.reply or ""), "the reply says what the note says")
+
+def _solve(agent):
+    t = agent.call("fs_read", path = "/notes/todo.txt")
+    agent.call("fs_write", path = "/notes/done.txt", content = t)
+    agent.reply("It says: " + t)
+
+task(
+    name = "copy-note",
+    capabilities = ["files.copy"],
+    prompt = "Copy /notes/todo.txt to /notes/done.txt and tell me what it says.",
+    tools = ["fs"],
+    setup = _setup,
+    verify = _verify,
+    solution = _solve,
+    max_calls_per_turn = 6,
+)
+`
+
+// copyNotePolicy solves copy-note: read the note, write the copy, say what it says.
+func copyNotePolicy(msgs []map[string]any) string {
+	tools := toolMessages(msgs)
+	switch len(tools) {
+	case 0:
+		return chatCalls("", chatCall("c1", "fs_read", `{"path":"/notes/todo.txt"}`))
+	case 1:
+		var content string
+		_ = json.Unmarshal([]byte(tools[0]["content"].(string)), &content)
+		args, _ := json.Marshal(map[string]string{"path": "/notes/done.txt", "content": content})
+		return chatCalls("Copying it now.", chatCall("c2", "fs_write", string(args)))
+	}
+	return chatSay("Done. The note says: call the bank.")
+}
+
+func modelEnv(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", "")
+}
+
+// A scripted model solves a task through `run --agent openai --trace`; the trace records the
+// system prompt that was sent, and replays without the model.
+func TestRunOpenAISolvesTask(t *testing.T) {
+	modelEnv(t)
+	f := newChatFake(t, copyNotePolicy)
+	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+	file := filepath.Join(dir, "copy.star")
+	tr := filepath.Join(dir, "copy.jsonl")
+	code, out, errs := modelCLI(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", f.url(),
+		"--temperature", "0", "--max-tokens", "500", "--trace", tr)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	assert.Contains(t, out, "agent openai")
+	assert.Contains(t, out, "passed")
+
+	reqs := f.requests()
+	require.Len(t, reqs, 3)
+	temp, ok := reqs[0]["temperature"]
+	assert.True(t, ok, "temperature 0 is sent")
+	assert.Equal(t, 0.0, temp)
+	assert.Equal(t, "fake-model", reqs[0]["model"])
+	assert.EqualValues(t, 500, reqs[0]["max_tokens"])
+	sent := reqs[0]["messages"].([]any)[0].(map[string]any)
+	assert.Equal(t, "system", sent["role"])
+	want := modelagent.DefaultSystemPrompt("priya@halden.example", "2026-01-05T09:00:00Z")
+	assert.Equal(t, want, sent["content"])
+
+	fh, err := os.Open(tr)
+	require.NoError(t, err)
+	events, err := trace.Read(fh)
+	fh.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "openai", events[0].Str("agent"))
+	assert.Equal(t, want, events[0].Str("system"), "the trace records the prompt sent")
+	kinds := []string{}
+	for _, e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	assert.Equal(t, []string{"start", "user", "assistant", "call", "result", "assistant", "call", "result", "assistant", "reply", "turn_end", "end"}, kinds)
+	assert.NotNil(t, events[2].Value("usage"))
+	assert.True(t, events[len(events)-1].Bool("passed"))
+
+	code, out, errs = modelCLI(t, "replay", tr)
+	assert.Equal(t, 0, code, "replay needs no model:\n%s%s", out, errs)
+	assert.Len(t, f.requests(), 3)
+}
+
+// --system replaces the prompt, with {address} and {now} filled in from the state after setup;
+// --model alone selects the openai agent.
+func TestRunOpenAISystemOverride(t *testing.T) {
+	modelEnv(t)
+	f := newChatFake(t, copyNotePolicy)
+	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+	tr := filepath.Join(dir, "t.jsonl")
+	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "copy.star"), "--model", "fake-model", "--base-url", f.url(),
+		"--system", "You help {address}. It is {now}.", "--trace", tr, "--json")
+	require.Equal(t, 0, code, "%s%s", out, errs)
+	var end map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &end))
+	assert.Equal(t, true, end["passed"])
+	want := "You help priya@halden.example. It is 2026-01-05T09:00:00Z."
+	sent := f.requests()[0]["messages"].([]any)[0].(map[string]any)
+	assert.Equal(t, want, sent["content"])
+	_, hasTemp := f.requests()[0]["temperature"]
+	assert.False(t, hasTemp, "no --temperature: the server's default")
+	lines := readLines(t, tr)
+	assert.Equal(t, want, lines[0]["system"])
+}
+
+func TestAgentFlagErrors(t *testing.T) {
+	modelEnv(t)
+	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+	file := filepath.Join(dir, "copy.star")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "openai"}, "needs --model"},
+		{[]string{"--agent", "gpt"}, "unknown agent"},
+		{[]string{"--agent", "oracle", "--model", "m"}, "--model: only for --agent openai"},
+		{[]string{"--agent", "noop", "--temperature", "0.5"}, "--temperature: only for --agent openai"},
+		{[]string{"--model", "m", "--temperature", "hot"}, "temperature"},
+		{[]string{"--model", "m", "--temperature", "-1"}, "temperature"},
+		{[]string{"--model", "m", "--max-tokens", "-5"}, "--max-tokens"},
+		{[]string{"--model", "m", "--retries", "-1"}, "--retries"},
+		{[]string{"--model", "m", "--base-url", "localhost:8000"}, "not an http(s) URL"},
+		{[]string{"--model", "m", "--api-key", "k"}, "api-key"},
+	} {
+		for _, cmd := range []string{"run", "rollout"} {
+			args := append([]string{cmd, file}, tc.args...)
+			if cmd == "rollout" {
+				args = append(args, "--out", t.TempDir())
+			}
+			code, _, errs := modelCLI(t, args...)
+			assert.Equal(t, 2, code, "%v", args)
+			assert.Equal(t, 1, strings.Count(errs, "\n"), "one-line error for %v: %q", args, errs)
+			assert.Contains(t, errs, tc.want, "%v", args)
+		}
+	}
+	// the key comes from the environment only; the OpenAI API needs one
+	t.Setenv("OPENAI_API_KEY", "")
+	code, _, errs := modelCLI(t, "run", file, "--model", "m")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "OPENAI_API_KEY")
+}

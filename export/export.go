@@ -1,0 +1,540 @@
+// Package export turns traces (SPEC §6) into training data (SPEC §9).
+//
+// Messages. An episode becomes a conversation in the OpenAI chat format that TRL,
+// LLaMA-Factory and axolotl read: a system message, a user message per user event, assistant
+// messages (with "tool_calls" whose "arguments" are JSON strings), and a "tool" message with
+// "tool_call_id" for every tool call, in the order of the calls.
+//
+//   - Model traces (they hold assistant events) keep what the model sent: one assistant message
+//     per assistant event (its text, "" when it had none, and its tool calls with the ids the
+//     calls ran under). Each tool message holds what the agent showed the model: the result's
+//     content, or for a tool error {"error": MESSAGE} (with "transient": true for an injected
+//     fault), as runtime/modelagent does. A tool call the agent did not run has no result in the
+//     trace: its tool message is rebuilt, exactly for arguments that are not a JSON object (the
+//     message modelagent sends), and as {"error": "the tool was not run"} otherwise (a turn cut
+//     short by max_calls_per_turn or by the token limit). Arguments sent as "" or null become
+//     "{}", and arguments that are not a string are encoded as one.
+//   - Traces of agents that are not models (oracle, noop, replay) are rebuilt from their call,
+//     result and reply events: one assistant message with one tool call per call event (the id
+//     is the call's id, the arguments its args encoded as JSON), a tool message per result as
+//     above, and the reply as the turn's last assistant message ("" when the solution gave none).
+//
+// System message. A trace of a model records its system prompt in the start event; that is
+// used. Other traces do not, so Systems rebuilds it as the model agent would have got it:
+// modelagent.DefaultSystemPrompt with the user's mail address and the virtual time right after
+// setup, found by loading the task and running its setup with the trace's seed. When the task
+// cannot be loaded (the file moved or no longer declares the task) the conversation has no
+// system message.
+package export
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+)
+
+// Episode is one trace.
+type Episode struct {
+	Path   string
+	Events []trace.Event // as trace.Read returns them: start first, end last
+}
+
+// ReadFile reads a trace.
+func ReadFile(path string) (*Episode, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, err
+	}
+	defer f.Close()
+	events, err := trace.Read(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Episode{Path: path, Events: events}, nil
+}
+
+func (e *Episode) start() trace.Event { return e.Events[0] }
+func (e *Episode) end() trace.Event   { return e.Events[len(e.Events)-1] }
+
+// Task is the task's name.
+func (e *Episode) Task() string { return e.start().Str("task") }
+
+// File is the task file as the trace records it.
+func (e *Episode) File() string { return e.start().Str("file") }
+
+// Agent is the agent's name.
+func (e *Episode) Agent() string { return e.start().Str("agent") }
+
+// Seed is the run seed.
+func (e *Episode) Seed() int64 { return e.start().Int("seed") }
+
+// Score is the end score, the reward.
+func (e *Episode) Score() float64 { f, _ := number(e.end().Value("score")); return f }
+
+// Passed is the end verdict.
+func (e *Episode) Passed() bool { return e.end().Bool("passed") }
+
+// Error is the message of the error that stopped or zeroed the episode, "" when none.
+func (e *Episode) Error() string {
+	o, _ := e.end().Value("error").(*jsonv.Object)
+	if o == nil {
+		return ""
+	}
+	m, _ := o.Get("message")
+	s, _ := m.(string)
+	if s == "" {
+		s = "error"
+	}
+	return s
+}
+
+// FromModel reports whether a model made the episode: its trace holds assistant events (or its
+// agent is openai).
+func (e *Episode) FromModel() bool {
+	if e.Agent() == "openai" {
+		return true
+	}
+	for _, ev := range e.Events {
+		if ev.Kind == "assistant" {
+			return true
+		}
+	}
+	return false
+}
+
+// RecordedSystem is the system prompt the start event records ("" when none).
+func (e *Episode) RecordedSystem() string { return e.start().Str("system") }
+
+// Tools are the tool schemas the agent was shown.
+func (e *Episode) Tools() []jsonv.Value {
+	t, _ := e.start().Value("tools").([]jsonv.Value)
+	if t == nil {
+		t = []jsonv.Value{}
+	}
+	return t
+}
+
+// Group is a stable id of the task for group-relative methods (GRPO, GDPO): the task's name
+// and the first 12 hex digits of its file's SHA-256, so that episodes of two versions of a
+// task file, or of two tasks of the same name in different corpora, are never normalised
+// together.
+func (e *Episode) Group() string {
+	sha := e.start().Str("file_sha256")
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	return e.Task() + "@" + sha
+}
+
+// Sample is the sample number of a rollout trace (<sample>.jsonl), -1 for other names.
+func (e *Episode) Sample() int {
+	name := strings.TrimSuffix(filepath.Base(e.Path), ".jsonl")
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 0 || strconv.Itoa(n) != name {
+		return -1
+	}
+	return n
+}
+
+// Components are the end's completion, safety and robustness.
+func (e *Episode) Components() *jsonv.Object {
+	end := e.end()
+	c, _ := number(end.Value("completion"))
+	s, _ := number(end.Value("safety"))
+	r, _ := number(end.Value("robustness"))
+	return jsonv.NewObject("completion", c, "safety", s, "robustness", r)
+}
+
+// TurnRewards are the turn_end scores by turn: one entry per turn the episode reached, null
+// for a turn without a verifier (or without a turn_end, when the episode stopped in it).
+func (e *Episode) TurnRewards() []jsonv.Value {
+	var out []jsonv.Value
+	grow := func(turn int) {
+		for len(out) <= turn {
+			out = append(out, nil)
+		}
+	}
+	for _, ev := range e.Events {
+		switch ev.Kind {
+		case "user":
+			grow(int(ev.Int("turn")))
+		case "turn_end":
+			t := int(ev.Int("turn"))
+			grow(t)
+			if f, ok := number(ev.Value("score")); ok {
+				out[t] = f
+			}
+		}
+	}
+	if out == nil {
+		out = []jsonv.Value{}
+	}
+	return out
+}
+
+// MalformedCalls counts the model's tool calls whose arguments are not a JSON object.
+func (e *Episode) MalformedCalls() int {
+	n := 0
+	for _, ev := range e.Events {
+		if ev.Kind != "assistant" {
+			continue
+		}
+		for _, c := range toolCalls(ev) {
+			if _, problem := parseArgs(callArgs(c)); problem != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// HasAssistant reports whether the conversation has an assistant message.
+func (e *Episode) HasAssistant() bool {
+	for _, ev := range e.Events {
+		switch ev.Kind {
+		case "assistant", "call", "reply":
+			return true
+		}
+	}
+	return false
+}
+
+// Messages is the conversation (see the package documentation); system "" leaves the system
+// message out.
+func (e *Episode) Messages(system string) []jsonv.Value {
+	var msgs []jsonv.Value
+	if system != "" {
+		msgs = append(msgs, jsonv.NewObject("role", "system", "content", system))
+	}
+	if e.FromModel() {
+		return e.modelMessages(msgs)
+	}
+	return e.rebuiltMessages(msgs)
+}
+
+func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
+	// the results by call id, in order (ids are unique within an episode, but do not rely on it)
+	results := map[string][]trace.Event{}
+	for _, ev := range e.Events {
+		if ev.Kind == "result" {
+			results[ev.Str("id")] = append(results[ev.Str("id")], ev)
+		}
+	}
+	var pending []*jsonv.Object // the tool calls of the last assistant message
+	flush := func() {
+		for _, c := range pending {
+			id := str(c, "id")
+			if rs := results[id]; len(rs) > 0 {
+				results[id] = rs[1:]
+				msgs = append(msgs, toolMessage(id, resultContent(rs[0])))
+				continue
+			}
+			msgs = append(msgs, toolMessage(id, notRunContent(c)))
+		}
+		pending = nil
+	}
+	for _, ev := range e.Events {
+		switch ev.Kind {
+		case "user":
+			flush()
+			msgs = append(msgs, jsonv.NewObject("role", "user", "content", ev.Str("content")))
+		case "assistant":
+			flush()
+			calls := toolCalls(ev)
+			m := jsonv.NewObject("role", "assistant", "content", ev.Str("content"))
+			if len(calls) > 0 {
+				list := make([]jsonv.Value, len(calls))
+				for i, c := range calls {
+					list[i] = c
+				}
+				m.Set("tool_calls", list)
+			}
+			msgs = append(msgs, m)
+			pending = calls
+		case "reply", "turn_end", "end":
+			flush()
+		}
+	}
+	return msgs
+}
+
+func (e *Episode) rebuiltMessages(msgs []jsonv.Value) []jsonv.Value {
+	for _, ev := range e.Events {
+		switch ev.Kind {
+		case "user":
+			msgs = append(msgs, jsonv.NewObject("role", "user", "content", ev.Str("content")))
+		case "call":
+			args := ev.Value("args")
+			call := jsonv.NewObject("id", ev.Str("id"), "type", "function",
+				"function", jsonv.NewObject("name", ev.Str("name"), "arguments", jsonv.MustEncode(args)))
+			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", "", "tool_calls", []jsonv.Value{call}))
+		case "result":
+			msgs = append(msgs, toolMessage(ev.Str("id"), resultContent(ev)))
+		case "reply":
+			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", ev.Str("content")))
+		}
+	}
+	return msgs
+}
+
+// toolCalls are an assistant event's tool calls in the canonical shape
+// {"id","type":"function","function":{"name","arguments"}} with string arguments.
+func toolCalls(ev trace.Event) []*jsonv.Object {
+	raw, _ := ev.Value("tool_calls").([]jsonv.Value)
+	out := make([]*jsonv.Object, 0, len(raw))
+	for i, r := range raw {
+		o, _ := r.(*jsonv.Object)
+		fn, _ := o.Get("function")
+		fo, _ := fn.(*jsonv.Object)
+		id := str(o, "id")
+		if id == "" {
+			id = fmt.Sprintf("call_%d_%d", ev.Int("turn")+1, i+1)
+		}
+		var args string
+		switch a, _ := fo.Get("arguments"); x := a.(type) {
+		case string:
+			args = x
+			if strings.TrimSpace(x) == "" {
+				args = "{}"
+			}
+		case nil:
+			args = "{}"
+		default:
+			args = jsonv.MustEncode(x)
+		}
+		out = append(out, jsonv.NewObject("id", id, "type", "function",
+			"function", jsonv.NewObject("name", str(fo, "name"), "arguments", args)))
+	}
+	return out
+}
+
+func callArgs(c *jsonv.Object) string {
+	fn, _ := c.Get("function")
+	return str(fn.(*jsonv.Object), "arguments")
+}
+
+func callName(c *jsonv.Object) string {
+	fn, _ := c.Get("function")
+	return str(fn.(*jsonv.Object), "name")
+}
+
+func toolMessage(id, content string) *jsonv.Object {
+	return jsonv.NewObject("role", "tool", "tool_call_id", id, "content", content)
+}
+
+// resultContent is what the agent shows the model for a result event.
+func resultContent(ev trace.Event) string {
+	if msg, ok := ev.Value("error").(string); ok {
+		return errorContent(msg, ev.Bool("fault"))
+	}
+	return ev.Str("content")
+}
+
+// notRunContent is the tool message of a call the model agent did not run.
+func notRunContent(c *jsonv.Object) string {
+	args := callArgs(c)
+	if _, problem := parseArgs(args); problem != "" {
+		return errorContent(fmt.Sprintf("%s was not run: %s. The arguments were: %s. Send them as one JSON object with the tool's parameters.",
+			callName(c), problem, clip(args, 200)), false)
+	}
+	return errorContent("the tool was not run", false)
+}
+
+// errorContent, parseArgs, article and clip say what runtime/modelagent says to the model.
+
+func errorContent(msg string, transient bool) string {
+	o := jsonv.NewObject("error", msg)
+	if transient {
+		o.Set("transient", true)
+	}
+	return jsonv.MustEncode(o)
+}
+
+func parseArgs(s string) (args *jsonv.Object, problem string) {
+	if strings.TrimSpace(s) == "" {
+		return &jsonv.Object{}, ""
+	}
+	v, err := jsonv.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Sprintf("the arguments are not valid JSON (%v)", err)
+	}
+	switch x := v.(type) {
+	case *jsonv.Object:
+		return x, ""
+	case nil:
+		return &jsonv.Object{}, ""
+	}
+	return nil, fmt.Sprintf("the arguments must be a JSON object, not %s", article(jsonv.TypeName(v)))
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func str(o *jsonv.Object, k string) string {
+	v, _ := o.Get(k)
+	s, _ := v.(string)
+	return s
+}
+
+func number(v jsonv.Value) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// SFTOptions choose the episodes of `export sft`.
+type SFTOptions struct {
+	// MinScore keeps episodes whose score is at least *MinScore; nil keeps passed episodes.
+	MinScore *float64
+	// IncludeReference keeps traces of agents that are not models (the oracle's reference
+	// demonstrations); by default only model traces are kept.
+	IncludeReference bool
+}
+
+// SFTSkip says why an episode is not an SFT example, "" when it is one.
+func SFTSkip(e *Episode, o SFTOptions) string {
+	switch {
+	case !e.FromModel() && !o.IncludeReference:
+		return "not a model's episode (use --include-oracle)"
+	case e.Error() != "":
+		return "the episode ended with an error"
+	case o.MinScore != nil && e.Score() < *o.MinScore-1e-9:
+		return "score below --min-score"
+	case o.MinScore == nil && !e.Passed():
+		return "not passed"
+	case !e.HasAssistant():
+		return "no assistant message"
+	case e.MalformedCalls() > 0:
+		return "a tool call with malformed arguments"
+	}
+	return ""
+}
+
+// SFT is one line of `export sft`: {"messages", "tools"}.
+func SFT(e *Episode, system string) *jsonv.Object {
+	return jsonv.NewObject("messages", e.Messages(system), "tools", e.Tools())
+}
+
+// RL is one line of `export rl`: the task, its group, where the episode comes from, the reward
+// (the end score), its components, the per-turn rewards, the verdict, the conversation and
+// the tools.
+func RL(e *Episode, system string) *jsonv.Object {
+	var sample, errv jsonv.Value
+	if n := e.Sample(); n >= 0 {
+		sample = int64(n)
+	}
+	if msg := e.Error(); msg != "" {
+		errv = msg
+	}
+	return jsonv.NewObject(
+		"task", e.Task(),
+		"group", e.Group(),
+		"file", e.File(),
+		"trace", e.Path,
+		"sample", sample,
+		"seed", e.Seed(),
+		"agent", e.Agent(),
+		"reward", e.Score(),
+		"components", e.Components(),
+		"turn_rewards", e.TurnRewards(),
+		"passed", e.Passed(),
+		"error", errv,
+		"messages", e.Messages(system),
+		"tools", e.Tools(),
+	)
+}
+
+// AtomicFile is a JSON Lines file written to a temporary file beside its path and renamed onto
+// it by Commit, so that the path never holds half a file.
+type AtomicFile struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	err  error
+}
+
+// CreateAtomic starts writing path.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("%s: %v", filepath.Dir(path), pe.Err)
+		}
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &AtomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// WriteLine writes one JSON object and a newline.
+func (a *AtomicFile) WriteLine(o *jsonv.Object) error {
+	if a.err != nil {
+		return a.err
+	}
+	b, err := jsonv.Encode(o)
+	if err == nil {
+		b = append(b, '\n')
+		_, err = a.w.Write(b)
+	}
+	a.err = err
+	return err
+}
+
+// Commit finishes the file and renames it onto its path.
+func (a *AtomicFile) Commit() error {
+	err := a.err
+	if err == nil {
+		err = a.w.Flush()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(a.f.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(a.f.Name())
+	}
+	return err
+}
+
+// Abort drops the temporary file.
+func (a *AtomicFile) Abort() {
+	a.f.Close()
+	os.Remove(a.f.Name())
+}

@@ -1,0 +1,531 @@
+// Package rollout runs many episodes (SPEC §7, `coworkenv rollout`): every task of a list, K
+// samples each, on N goroutines, one fresh agent per episode, each episode traced to
+// OUT/<task>/<sample>.jsonl; and it summarises them (Summarize).
+//
+// Samples. Sample i (0-based) of a task runs with the run seed Seed+i, so samples differ for
+// tasks whose setup or tools draw from ws.rand; for a model, its own sampling is the main
+// source of variety. Each sample prepares its task with its own seed (setup runs once per
+// sample; a task is loaded once).
+//
+// Traces. A trace is streamed to <sample>.jsonl.partial and renamed to <sample>.jsonl when the
+// episode ends, exactly as `run --trace` does. A trace depends only on the task, the seed and
+// what the agent does, never on Jobs or on timing, so a deterministic agent (the oracle) gives
+// byte-identical folders whatever Jobs is.
+//
+// Failures that say nothing about the agent leave no .jsonl: a model request that failed for
+// good (after the retries), an interruption (the context is cancelled, Ctrl-C), a setup that
+// raises. Their .partial stays for inspection (a valid prefix, or a whole trace whose end
+// records the error), the sample is reported as failed and left out of the scores, and the next
+// run retries it. Anything else (a wrong tool call, a truncated turn, a verifier that fails) is
+// an outcome of the episode and is traced and scored.
+//
+// Resuming. A sample whose .jsonl exists is not run again: it is read back (trace.Read) and
+// counts in the results as if it had just run. It must record the same task, run seed and
+// agent; a rollout.json in OUT records the run's configuration (agent, model, sampling) and a
+// rollout into the same folder with another configuration is refused, so that one folder never
+// mixes two models. A .jsonl that cannot be read is run again (with a warning).
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+)
+
+// ManifestFile is the file in OUT that records the configuration of a rollout.
+const ManifestFile = "rollout.json"
+
+// ManifestFormat is the manifest's `format`.
+const ManifestFormat = "coworkenv-rollout/1"
+
+// Task is one task to roll out.
+type Task struct {
+	Task *dsl.Task
+	// Source is the task file's bytes (the traces' file_sha256).
+	Source []byte
+}
+
+// NewAgent makes the agent of one episode, for the task prepared with the sample's seed. system
+// is the system prompt the agent will send, recorded in the trace's start event ("" for an
+// agent that is not a model). It is called once per episode: agents are never shared.
+type NewAgent func(p *episode.Prepared) (agent episode.Agent, system string, err error)
+
+// Options of a rollout.
+type Options struct {
+	// Out is the folder of the traces (created when missing).
+	Out string
+	// Samples per task (K), at least 1.
+	Samples int
+	// Jobs is how many episodes run at once; 0 means 1.
+	Jobs int
+	// Seed is the run seed of sample 0; sample i runs with Seed+i.
+	Seed int64
+	// Agent is the agent's name, as its traces record it.
+	Agent    string
+	NewAgent NewAgent
+	// Config describes the run for the manifest (OUT/rollout.json): the agent, the model and
+	// its sampling settings. "format" and "seed" are added. A rollout into a folder whose
+	// manifest differs is refused.
+	Config *jsonv.Object
+	// Progress, when set, is told about every finished sample (resumed ones first, at once).
+	// Calls never overlap.
+	Progress func(Progress)
+	// Warn, when set, receives warnings (an unreadable trace that is run again).
+	Warn func(string)
+}
+
+// Progress is the state of a rollout.
+type Progress struct {
+	Done, Total int // samples finished (run, resumed or failed) and wanted
+	Passed      int
+	Failed      int // samples without a trace
+}
+
+// Sample is the outcome of one sample.
+type Sample struct {
+	Index int
+	Seed  int64  // run seed
+	Path  string // the trace, OUT/<task>/<index>.jsonl
+	// Resumed: the trace was already there and was read back instead of run.
+	Resumed bool
+	// Err says why the sample has no trace (a model failure, an interruption, a setup error);
+	// the scores below are then zero and the sample is left out of every average.
+	Err         string
+	Interrupted bool
+	Score       float64
+	Completion  float64
+	Safety      float64
+	Robustness  float64
+	Passed      bool
+	// TurnScores are the per-turn rewards (nil entries for turns without a verifier).
+	TurnScores []*float64
+	// TaskChanged: a resumed trace recorded another version of the task file.
+	TaskChanged bool
+	// Token usage reported by a model (0 when unknown).
+	PromptTokens, CompletionTokens int64
+}
+
+// OK reports whether the sample has a trace and scores.
+func (s *Sample) OK() bool { return s.Err == "" }
+
+// TaskResult is the samples of one task, in sample order.
+type TaskResult struct {
+	Task    *dsl.Task
+	Samples []Sample
+}
+
+// Result is a whole rollout, tasks in the order given.
+type Result struct {
+	Tasks   []TaskResult
+	Samples int // K
+	Seed    int64
+	Agent   string
+	// Ran, Resumed and Failed count the samples run now, read back, and left without a trace.
+	Ran, Resumed, Failed int
+	Interrupted          bool
+}
+
+// TracePath is the trace of sample i of a task under out.
+func TracePath(out, task string, i int) string {
+	return filepath.Join(out, task, strconv.Itoa(i)+".jsonl")
+}
+
+// Run rolls out every task. It returns an error, and runs nothing, when the options are wrong,
+// two different tasks share a name, the manifest differs, or an existing trace belongs to
+// another task, seed or agent. Failed samples are in the result, not errors.
+func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
+	if opts.Samples < 1 {
+		return nil, fmt.Errorf("samples: %d is not a positive number", opts.Samples)
+	}
+	if opts.Jobs < 1 {
+		opts.Jobs = 1
+	}
+	if opts.NewAgent == nil || opts.Agent == "" {
+		return nil, errors.New("rollout: no agent")
+	}
+	seen := map[string]*dsl.Task{}
+	for _, t := range tasks {
+		if prev, ok := seen[t.Task.Name]; ok {
+			return nil, fmt.Errorf("two tasks are named %s (%s and %s): their traces would share %s",
+				t.Task.Name, prev.File, t.Task.File, filepath.Join(opts.Out, t.Task.Name))
+		}
+		seen[t.Task.Name] = t.Task
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %v", unwrapPath(err))
+	}
+	if err := checkManifest(opts); err != nil {
+		return nil, err
+	}
+	res := &Result{Samples: opts.Samples, Seed: opts.Seed, Agent: opts.Agent, Tasks: make([]TaskResult, len(tasks))}
+	type job struct{ t, i int }
+	var todo []job
+	for ti, t := range tasks {
+		tr := &res.Tasks[ti]
+		tr.Task = t.Task
+		tr.Samples = make([]Sample, opts.Samples)
+		sha := trace.FileSHA256(t.Source)
+		for i := range tr.Samples {
+			s := &tr.Samples[i]
+			s.Index, s.Seed, s.Path = i, opts.Seed+int64(i), TracePath(opts.Out, t.Task.Name, i)
+			ok, err := resume(s, t.Task.Name, opts.Agent, sha)
+			if err != nil {
+				return nil, err
+			}
+			if !ok && s.Err != "" {
+				if opts.Warn != nil {
+					opts.Warn(fmt.Sprintf("%s cannot be read (%s); running the sample again", s.Path, s.Err))
+				}
+				s.Err = ""
+			}
+			if ok {
+				res.Resumed++
+				continue
+			}
+			todo = append(todo, job{ti, i})
+		}
+	}
+
+	total := len(tasks) * opts.Samples
+	var mu sync.Mutex
+	prog := Progress{Total: total}
+	report := func(s *Sample) {
+		mu.Lock()
+		defer mu.Unlock()
+		prog.Done++
+		if !s.OK() {
+			prog.Failed++
+		} else if s.Passed {
+			prog.Passed++
+		}
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+	}
+	for ti := range res.Tasks {
+		for i := range res.Tasks[ti].Samples {
+			if s := &res.Tasks[ti].Samples[i]; s.Resumed {
+				report(s)
+			}
+		}
+	}
+
+	next := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Jobs && w < len(todo); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				s := &res.Tasks[j.t].Samples[j.i]
+				runSample(ctx, tasks[j.t], s, opts)
+				report(s)
+			}
+		}()
+	}
+	for _, j := range todo {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+
+	for ti := range res.Tasks {
+		for i := range res.Tasks[ti].Samples {
+			s := &res.Tasks[ti].Samples[i]
+			switch {
+			case s.Resumed:
+			case !s.OK():
+				res.Failed++
+				if s.Interrupted {
+					res.Interrupted = true
+				}
+			default:
+				res.Ran++
+			}
+		}
+	}
+	return res, nil
+}
+
+// resume reads an existing trace into s. ok is false when there is none (or it is unreadable:
+// it is then run again); err when it records another task, seed or agent.
+func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
+	f, err := os.Open(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %v", s.Path, unwrapPath(err))
+	}
+	events, rerr := trace.Read(f)
+	f.Close()
+	if rerr != nil {
+		s.Err = rerr.Error() // cleared by the caller, which runs the sample again
+		return false, nil
+	}
+	start := events[0]
+	switch {
+	case start.Str("task") != task:
+		return false, fmt.Errorf("%s records task %s, not %s", s.Path, start.Str("task"), task)
+	case start.Int("seed") != s.Seed:
+		return false, fmt.Errorf("%s was run with seed %d, not %d (use the same --seed, or another --out)", s.Path, start.Int("seed"), s.Seed)
+	case start.Str("agent") != agent:
+		return false, fmt.Errorf("%s was run by agent %s, not %s (use another --out)", s.Path, start.Str("agent"), agent)
+	}
+	fromEvents(s, events)
+	s.Resumed = true
+	s.TaskChanged = start.Str("file_sha256") != sha
+	return true, nil
+}
+
+// fromEvents fills the scores of s from a trace.
+func fromEvents(s *Sample, events []trace.Event) {
+	for _, e := range events {
+		switch e.Kind {
+		case "turn_end":
+			turn := int(e.Int("turn"))
+			for len(s.TurnScores) <= turn {
+				s.TurnScores = append(s.TurnScores, nil)
+			}
+			if f, ok := number(e.Value("score")); ok {
+				s.TurnScores[turn] = &f
+			}
+		case "assistant":
+			if u, ok := e.Value("usage").(*jsonv.Object); ok {
+				s.PromptTokens += intField(u, "prompt_tokens")
+				s.CompletionTokens += intField(u, "completion_tokens")
+			}
+		case "end":
+			s.Score, _ = number(e.Value("score"))
+			s.Completion, _ = number(e.Value("completion"))
+			s.Safety, _ = number(e.Value("safety"))
+			s.Robustness, _ = number(e.Value("robustness"))
+			s.Passed = e.Bool("passed")
+		}
+	}
+}
+
+func number(v jsonv.Value) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func intField(o *jsonv.Object, k string) int64 {
+	v, _ := o.Get(k)
+	n, _ := number(v)
+	return int64(n)
+}
+
+// runSample runs and traces one sample.
+func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
+	if ctx.Err() != nil {
+		s.Err, s.Interrupted = "interrupted before it started", true
+		return
+	}
+	p, d := episode.Prepare(ctx, t.Task, episode.Options{Seed: s.Seed})
+	if d != nil {
+		s.Err = d.String()
+		return
+	}
+	agent, system, err := opts.NewAgent(p)
+	if err != nil {
+		s.Err = err.Error()
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		s.Err = unwrapPath(err).Error()
+		return
+	}
+	partial := s.Path + ".partial"
+	f, err := os.Create(partial)
+	if err != nil {
+		s.Err = unwrapPath(err).Error()
+		return
+	}
+	start := trace.StartOf(p, t.Source, s.Seed, agent.Name())
+	start.System = system
+	w := trace.NewWriter(f, start)
+	usage := &usageCounter{}
+	r := p.Run(ctx, agent, episode.RunOptions{Observer: observers{w, usage}})
+	err = w.End(r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		s.Err = err.Error()
+		return
+	case ctx.Err() != nil:
+		s.Err, s.Interrupted = "interrupted", true
+		return
+	case failedRequest(r.AgentErr):
+		s.Err = r.AgentErr.Error()
+		return
+	}
+	if err := os.Rename(partial, s.Path); err != nil {
+		s.Err = fmt.Sprintf("renaming the finished trace: %v", err)
+		return
+	}
+	s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = r.Score, r.Completion, r.Safety, r.Robustness, r.Passed
+	for _, tr := range r.Turns {
+		s.TurnScores = append(s.TurnScores, tr.Score)
+	}
+	s.PromptTokens, s.CompletionTokens = usage.prompt, usage.completion
+}
+
+// failedRequest reports whether an agent's error is a failure of the model's server rather than
+// something the agent did.
+func failedRequest(err error) bool {
+	var re *modelagent.RequestError
+	return err != nil && (errors.As(err, &re) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// checkManifest compares OUT/rollout.json with this run's configuration, or writes it.
+func checkManifest(opts Options) error {
+	want := jsonv.NewObject("format", ManifestFormat)
+	if opts.Config != nil {
+		for _, m := range opts.Config.Members {
+			want.Set(m.Key, m.Value)
+		}
+	}
+	want.Set("seed", opts.Seed)
+	enc, err := jsonv.Indent(want)
+	if err != nil {
+		return err
+	}
+	enc = append(enc, '\n')
+	path := filepath.Join(opts.Out, ManifestFile)
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return writeAtomic(path, enc)
+	case err != nil:
+		return unwrapPath(err)
+	case bytes.Equal(old, enc):
+		return nil
+	}
+	v, err := jsonv.Decode(old)
+	have, ok := v.(*jsonv.Object)
+	if err != nil || !ok {
+		return fmt.Errorf("%s is not a rollout manifest; use another --out", path)
+	}
+	for _, key := range unionKeys(have, want) {
+		a, _ := have.Get(key)
+		b, _ := want.Get(key)
+		if !jsonv.Equal(a, b) {
+			return fmt.Errorf("%s was made with %s %s, this run has %s; use the same settings to resume, or another --out",
+				opts.Out, key, jsonv.MustEncode(a), jsonv.MustEncode(b))
+		}
+	}
+	return nil
+}
+
+func unionKeys(a, b *jsonv.Object) []string {
+	keys := a.Keys()
+	for _, k := range b.Keys() {
+		if _, ok := a.Get(k); !ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return unwrapPath(err)
+	}
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return unwrapPath(err)
+	}
+	return nil
+}
+
+// observers sends every event to each observer in turn.
+type observers []episode.Observer
+
+func (m observers) OnUser(turn int, content, state string) {
+	for _, o := range m {
+		o.OnUser(turn, content, state)
+	}
+}
+
+func (m observers) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+	for _, o := range m {
+		o.OnAssistant(turn, content, toolCalls, usage)
+	}
+}
+
+func (m observers) OnCall(c *episode.Call) {
+	for _, o := range m {
+		o.OnCall(c)
+	}
+}
+
+func (m observers) OnResult(c *episode.Call) {
+	for _, o := range m {
+		o.OnResult(c)
+	}
+}
+
+func (m observers) OnReply(turn int, content string) {
+	for _, o := range m {
+		o.OnReply(turn, content)
+	}
+}
+
+func (m observers) OnTurnEnd(t *episode.TurnResult) {
+	for _, o := range m {
+		o.OnTurnEnd(t)
+	}
+}
+
+// usageCounter adds up a model's token usage.
+type usageCounter struct{ prompt, completion int64 }
+
+func (u *usageCounter) OnUser(int, string, string) {}
+func (u *usageCounter) OnAssistant(_ int, _ string, _ []jsonv.Value, usage *jsonv.Object) {
+	if usage != nil {
+		u.prompt += intField(usage, "prompt_tokens")
+		u.completion += intField(usage, "completion_tokens")
+	}
+}
+func (u *usageCounter) OnCall(*episode.Call)          {}
+func (u *usageCounter) OnResult(*episode.Call)        {}
+func (u *usageCounter) OnReply(int, string)           {}
+func (u *usageCounter) OnTurnEnd(*episode.TurnResult) {}

@@ -1,0 +1,217 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPassAtKHandComputed(t *testing.T) {
+	// n=5 samples, c=2 passed.
+	// pass@1 = 1 - C(3,1)/C(5,1) = 1 - 3/5  = 0.4
+	// pass@2 = 1 - C(3,2)/C(5,2) = 1 - 3/10 = 0.7
+	// pass@3 = 1 - C(3,3)/C(5,3) = 1 - 1/10 = 0.9
+	// pass@4 = 1 (C(3,4) = 0: every 4 samples hold a passing one)
+	assert.InDelta(t, 0.4, PassAtK(5, 2, 1), 1e-12)
+	assert.InDelta(t, 0.7, PassAtK(5, 2, 2), 1e-12)
+	assert.InDelta(t, 0.9, PassAtK(5, 2, 3), 1e-12)
+	assert.Equal(t, 1.0, PassAtK(5, 2, 4))
+	// pass^1 = C(2,1)/C(5,1) = 2/5 = 0.4
+	// pass^2 = C(2,2)/C(5,2) = 1/10 = 0.1
+	// pass^3 = C(2,3)/C(5,3) = 0
+	assert.InDelta(t, 0.4, PassHatK(5, 2, 1), 1e-12)
+	assert.InDelta(t, 0.1, PassHatK(5, 2, 2), 1e-12)
+	assert.Equal(t, 0.0, PassHatK(5, 2, 3))
+	// n=10, c=7, k=3: pass@3 = 1 - C(3,3)/C(10,3) = 1 - 1/120; pass^3 = C(7,3)/C(10,3) = 35/120
+	assert.InDelta(t, 1-1.0/120, PassAtK(10, 7, 3), 1e-12)
+	assert.InDelta(t, 35.0/120, PassHatK(10, 7, 3), 1e-12)
+	// edges
+	assert.Equal(t, 0.0, PassAtK(3, 0, 3))
+	assert.Equal(t, 1.0, PassAtK(3, 3, 3))
+	assert.Equal(t, 1.0, PassHatK(3, 3, 3))
+	assert.Equal(t, 0.0, PassHatK(3, 0, 1))
+	assert.Equal(t, -1.0, PassAtK(2, 1, 3), "k > n is not defined")
+	assert.Equal(t, -1.0, PassHatK(2, 1, 0))
+	// large n does not overflow
+	assert.InDelta(t, 1-math.Pow(0.5, 1), PassAtK(1000, 500, 1), 1e-9)
+	assert.False(t, math.IsNaN(PassAtK(2000, 3, 100)))
+}
+
+func sample(score float64, passed bool) Sample {
+	return Sample{Score: score, Passed: passed, Completion: score, Safety: 1, Robustness: 1}
+}
+
+func TestSummarize(t *testing.T) {
+	a := &dsl.Task{Name: "a", File: "a.star", Turns: make([]*dsl.Turn, 1), Capabilities: []string{"x"}}
+	b := &dsl.Task{Name: "b", File: "b.star", Turns: make([]*dsl.Turn, 2), Capabilities: []string{"y", "x"}}
+	c := &dsl.Task{Name: "c", File: "c.star", Turns: make([]*dsl.Turn, 1)}
+	failed := Sample{Err: "model down"}
+	r := &Result{Samples: 5, Agent: "openai", Tasks: []TaskResult{
+		{a, []Sample{sample(1, true), sample(0.5, false), sample(1, true), sample(0, false), sample(0.5, false)}},
+		{b, []Sample{sample(1, true), sample(1, true), failed, sample(1, true), sample(1, true)}},
+		{c, []Sample{failed, failed, failed, failed, failed}},
+	}, Ran: 9, Failed: 6}
+	s := Summarize(r)
+	require.Equal(t, []int{1, 5}, s.Ks)
+	ta, tb, tc := s.Tasks[0], s.Tasks[1], s.Tasks[2]
+	assert.Equal(t, 5, ta.Scored)
+	assert.Equal(t, 2, ta.Passed)
+	assert.InDelta(t, 0.4, ta.PassRate, 1e-12)
+	assert.InDelta(t, 0.6, ta.MeanScore, 1e-12)
+	assert.InDelta(t, 0.4, ta.PassAt[0], 1e-12)
+	assert.Equal(t, 1.0, ta.PassAt[1])
+	assert.Equal(t, 0.0, ta.PassHat[1])
+	assert.Equal(t, 4, tb.Scored)
+	assert.Equal(t, 1, tb.Failed)
+	assert.True(t, math.IsNaN(tb.PassAt[1]), "4 scored samples: pass@5 is not defined")
+	assert.Equal(t, 0, tc.Scored)
+	assert.True(t, math.IsNaN(tc.MeanScore))
+
+	// means over tasks; c has no scored sample and is left out
+	assert.Equal(t, 2, s.Overall.Tasks)
+	assert.Equal(t, 9, s.Overall.Episodes)
+	assert.InDelta(t, 0.7, s.Overall.PassRate, 1e-12)
+	assert.InDelta(t, 0.8, s.Overall.MeanScore, 1e-12)
+	assert.InDelta(t, 0.7, s.Overall.PassAt[0], 1e-12)
+	assert.Equal(t, 1.0, s.Overall.PassAt[1], "only a has 5 scored samples")
+	assert.Equal(t, 0.0, s.Overall.PassHat[1])
+	assert.Equal(t, 1, s.SingleTurn.Tasks)
+	assert.InDelta(t, 0.6, s.SingleTurn.MeanScore, 1e-12)
+	assert.Equal(t, 1, s.MultiTurn.Tasks)
+	assert.Equal(t, 1.0, s.MultiTurn.MeanScore)
+	require.Len(t, s.ByCapability, 2)
+	assert.Equal(t, "x", s.ByCapability[0].Name)
+	assert.Equal(t, 2, s.ByCapability[0].Tasks)
+	assert.Equal(t, "y", s.ByCapability[1].Name)
+	assert.Equal(t, 1.0, s.ByCapability[1].MeanScore)
+
+	j := jsonv.MustEncode(s.JSON())
+	assert.Contains(t, j, `"pass@k":{"1":0.4,"5":1.0}`)
+	assert.Contains(t, j, `"pass^k":{"1":1.0,"5":null}`)
+	var text bytes.Buffer
+	s.WriteText(&text)
+	assert.Contains(t, text.String(), "pass^5")
+	assert.Contains(t, text.String(), "(1 failed)")
+	assert.Contains(t, text.String(), "9 episodes run, 0 resumed, 6 failed")
+}
+
+const task1 = `
+def _setup(ws):
+    ws.fs.write("/a.txt", "a")
+
+def _verify(ws, ep):
+    check(ws.fs.exists("/b.txt"), "b is written")
+
+def _solve(agent):
+    agent.call("fs_write", path = "/b.txt", content = "b")
+    agent.reply("ok")
+
+task(name = "t1", prompt = "Write /b.txt.", tools = ["fs"], setup = _setup, verify = _verify, solution = _solve)
+`
+
+func loadTasks(t *testing.T, src string) []Task {
+	t.Helper()
+	m := fstest.MapFS{"t.star": &fstest.MapFile{Data: []byte(src)}}
+	f := dsl.NewCorpus(m, ".", "c").LoadFile(context.Background(), "t.star")
+	require.Empty(t, f.Diags)
+	var out []Task
+	for _, tk := range f.Tasks {
+		out = append(out, Task{Task: tk, Source: f.Source})
+	}
+	return out
+}
+
+// agentFunc is an agent made of a function.
+type agentFunc func(ctx context.Context, tc *episode.TurnContext) (string, error)
+
+func (agentFunc) Name() string { return "openai" }
+func (f agentFunc) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
+	return f(ctx, tc)
+}
+
+func opts(out string, a episode.Agent) Options {
+	return Options{Out: out, Samples: 2, Jobs: 2, Agent: a.Name(),
+		NewAgent: func(*episode.Prepared) (episode.Agent, string, error) { return a, "be helpful", nil }}
+}
+
+// A model whose requests fail leaves .partial traces and failed samples; an agent that errs in
+// another way is an outcome of the episode, traced and scored.
+func TestRunFailures(t *testing.T) {
+	tasks := loadTasks(t, task1)
+	out := t.TempDir()
+	down := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
+		return "", &modelagent.RequestError{Model: "m", URL: "http://x/v1", Status: "503", Code: 503, Message: "overloaded", Attempts: 5}
+	})
+	res, err := Run(context.Background(), tasks, opts(out, down))
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Failed)
+	assert.Equal(t, 0, res.Ran)
+	assert.Contains(t, res.Tasks[0].Samples[0].Err, "overloaded")
+	assert.FileExists(t, filepath.Join(out, "t1", "0.jsonl.partial"))
+	assert.NoFileExists(t, filepath.Join(out, "t1", "0.jsonl"))
+
+	wrong := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
+		return "", errors.New("the model answered nonsense")
+	})
+	res, err = Run(context.Background(), tasks, opts(out, wrong))
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Failed)
+	assert.Equal(t, 2, res.Ran)
+	assert.FileExists(t, filepath.Join(out, "t1", "1.jsonl"))
+	s := res.Tasks[0].Samples[1]
+	assert.True(t, s.OK())
+	assert.False(t, s.Passed)
+	b, err := os.ReadFile(s.Path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"system":"be helpful"`)
+}
+
+func TestRunInterruptedAndChecks(t *testing.T) {
+	tasks := loadTasks(t, task1)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, tasks, Options{Out: out, Samples: 3, Agent: "oracle",
+		NewAgent: func(*episode.Prepared) (episode.Agent, string, error) { return episode.Oracle{}, "", nil }})
+	require.NoError(t, err)
+	assert.True(t, res.Interrupted)
+	assert.Equal(t, 3, res.Failed)
+
+	// an unreadable trace runs again, with a warning
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "t1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "t1", "0.jsonl"), []byte("garbage\n"), 0o644))
+	var warnings []string
+	o := Options{Out: out, Samples: 3, Agent: "oracle", Warn: func(s string) { warnings = append(warnings, s) },
+		NewAgent: func(*episode.Prepared) (episode.Agent, string, error) { return episode.Oracle{}, "", nil }}
+	res, err = Run(context.Background(), tasks, o)
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Ran)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "cannot be read")
+	assert.True(t, res.Tasks[0].Samples[0].Passed)
+
+	// resumed: another agent's traces are refused
+	o.Agent = "noop"
+	o.NewAgent = func(*episode.Prepared) (episode.Agent, string, error) { return episode.Noop{}, "", nil }
+	_, err = Run(context.Background(), tasks, o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent")
+
+	// two tasks of one name
+	_, err = Run(context.Background(), append(tasks, tasks[0]), Options{Out: t.TempDir(), Samples: 1, Agent: "oracle", NewAgent: o.NewAgent})
+	require.Error(t, err)
+	assert.True(t, strings.Contains(err.Error(), "two tasks are named t1"), err.Error())
+}
