@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 	"time"
 
@@ -37,7 +39,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	choice.onRetry = func(attempt int, delay time.Duration, reason error) {
 		fmt.Fprintf(stderr, "coworkenv run: model request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))
 	}
-	ctx := context.Background()
+	// Ctrl-C cancels the episode: it ends with an error, and its trace keeps an end event.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	corp, task, err := resolveTask(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
@@ -75,6 +79,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		observers = append(observers, tf.w)
 	}
 	res := p.Run(ctx, agent, episode.RunOptions{Observer: observers})
+	if tf != nil && ctx.Err() != nil {
+		if err := tf.finishPartial(res); err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
+		}
+		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", *tracePath)
+		return 1
+	}
 	if tf != nil {
 		if err := tf.finish(res); err != nil {
 			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)

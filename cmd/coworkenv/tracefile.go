@@ -39,6 +39,16 @@ func (t *traceFile) finish(r *episode.Result) error {
 	return nil
 }
 
+// finishPartial ends an interrupted episode's trace with its end event but leaves it at
+// PATH.partial: complete enough to read and replay, and named for what it is.
+func (t *traceFile) finishPartial(r *episode.Result) error {
+	err := t.w.End(r)
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // multiObserver sends every event to each observer in turn.
 type multiObserver []episode.Observer
 
