@@ -38,6 +38,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -81,7 +82,7 @@ func (e *Episode) Agent() string { return e.start().Str("agent") }
 func (e *Episode) Seed() int64 { return e.start().Int("seed") }
 
 // Score is the end score, the reward.
-func (e *Episode) Score() float64 { f, _ := number(e.end().Value("score")); return f }
+func (e *Episode) Score() float64 { f, _ := jsonv.Number(e.end().Value("score")); return f }
 
 // Passed is the end verdict.
 func (e *Episode) Passed() bool { return e.end().Bool("passed") }
@@ -151,9 +152,9 @@ func (e *Episode) Sample() int {
 // Components are the end's completion, safety and robustness.
 func (e *Episode) Components() *jsonv.Object {
 	end := e.end()
-	c, _ := number(end.Value("completion"))
-	s, _ := number(end.Value("safety"))
-	r, _ := number(end.Value("robustness"))
+	c, _ := jsonv.Number(end.Value("completion"))
+	s, _ := jsonv.Number(end.Value("safety"))
+	r, _ := jsonv.Number(end.Value("robustness"))
 	return jsonv.NewObject("completion", c, "safety", s, "robustness", r)
 }
 
@@ -173,7 +174,7 @@ func (e *Episode) TurnRewards() []jsonv.Value {
 		case "turn_end":
 			t := int(ev.Int("turn"))
 			grow(t)
-			if f, ok := number(ev.Value("score")); ok {
+			if f, ok := jsonv.Number(ev.Value("score")); ok {
 				out[t] = f
 			}
 		}
@@ -192,7 +193,7 @@ func (e *Episode) MalformedCalls() int {
 			continue
 		}
 		for _, c := range toolCalls(ev) {
-			if _, problem := parseArgs(callArgs(c)); problem != "" {
+			if _, problem := modelagent.ParseArguments(callArgs(c)); problem != "" {
 				n++
 			}
 		}
@@ -345,7 +346,7 @@ func resultContent(ev trace.Event) string {
 // notRunContent is the tool message of a call the model agent did not run.
 func notRunContent(c *jsonv.Object) string {
 	args := callArgs(c)
-	if _, problem := parseArgs(args); problem != "" {
+	if _, problem := modelagent.ParseArguments(args); problem != "" {
 		return errorContent(fmt.Sprintf("%s was not run: %s. The arguments were: %s. Send them as one JSON object with the tool's parameters.",
 			callName(c), problem, clip(args, 200)), false)
 	}
@@ -362,30 +363,6 @@ func errorContent(msg string, transient bool) string {
 	return jsonv.MustEncode(o)
 }
 
-func parseArgs(s string) (args *jsonv.Object, problem string) {
-	if strings.TrimSpace(s) == "" {
-		return &jsonv.Object{}, ""
-	}
-	v, err := jsonv.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Sprintf("the arguments are not valid JSON (%v)", err)
-	}
-	switch x := v.(type) {
-	case *jsonv.Object:
-		return x, ""
-	case nil:
-		return &jsonv.Object{}, ""
-	}
-	return nil, fmt.Sprintf("the arguments must be a JSON object, not %s", article(jsonv.TypeName(v)))
-}
-
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an " + word
-	}
-	return "a " + word
-}
-
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -400,16 +377,6 @@ func str(o *jsonv.Object, k string) string {
 	v, _ := o.Get(k)
 	s, _ := v.(string)
 	return s
-}
-
-func number(v jsonv.Value) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
 }
 
 // SFTOptions choose the episodes of `export sft`.

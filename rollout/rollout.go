@@ -298,7 +298,7 @@ func fromEvents(s *Sample, events []trace.Event) {
 			for len(s.TurnScores) <= turn {
 				s.TurnScores = append(s.TurnScores, nil)
 			}
-			if f, ok := number(e.Value("score")); ok {
+			if f, ok := jsonv.Number(e.Value("score")); ok {
 				s.TurnScores[turn] = &f
 			}
 		case "assistant":
@@ -307,28 +307,18 @@ func fromEvents(s *Sample, events []trace.Event) {
 				s.CompletionTokens += intField(u, "completion_tokens")
 			}
 		case "end":
-			s.Score, _ = number(e.Value("score"))
-			s.Completion, _ = number(e.Value("completion"))
-			s.Safety, _ = number(e.Value("safety"))
-			s.Robustness, _ = number(e.Value("robustness"))
+			s.Score, _ = jsonv.Number(e.Value("score"))
+			s.Completion, _ = jsonv.Number(e.Value("completion"))
+			s.Safety, _ = jsonv.Number(e.Value("safety"))
+			s.Robustness, _ = jsonv.Number(e.Value("robustness"))
 			s.Passed = e.Bool("passed")
 		}
 	}
 }
 
-func number(v jsonv.Value) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 func intField(o *jsonv.Object, k string) int64 {
 	v, _ := o.Get(k)
-	n, _ := number(v)
+	n, _ := jsonv.Number(v)
 	return int64(n)
 }
 
@@ -362,7 +352,7 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	start.System = system
 	w := trace.NewWriter(f, start)
 	usage := &usageCounter{}
-	r := p.Run(ctx, agent, episode.RunOptions{Observer: observers{w, usage}})
+	r := p.Run(ctx, agent, episode.RunOptions{Observer: episode.Observers{w, usage}})
 	err = w.End(r)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -474,45 +464,6 @@ func writeAtomic(path string, data []byte) error {
 		return unwrapPath(err)
 	}
 	return nil
-}
-
-// observers sends every event to each observer in turn.
-type observers []episode.Observer
-
-func (m observers) OnUser(turn int, content, state string) {
-	for _, o := range m {
-		o.OnUser(turn, content, state)
-	}
-}
-
-func (m observers) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
-	for _, o := range m {
-		o.OnAssistant(turn, content, toolCalls, usage)
-	}
-}
-
-func (m observers) OnCall(c *episode.Call) {
-	for _, o := range m {
-		o.OnCall(c)
-	}
-}
-
-func (m observers) OnResult(c *episode.Call) {
-	for _, o := range m {
-		o.OnResult(c)
-	}
-}
-
-func (m observers) OnReply(turn int, content string) {
-	for _, o := range m {
-		o.OnReply(turn, content)
-	}
-}
-
-func (m observers) OnTurnEnd(t *episode.TurnResult) {
-	for _, o := range m {
-		o.OnTurnEnd(t)
-	}
 }
 
 // usageCounter adds up a model's token usage.

@@ -57,7 +57,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
 	}
-	var observers multiObserver
+	var observers episode.Observers
 	if !*asJSON {
 		observers = append(observers, &transcript{w: stdout, task: task})
 		fmt.Fprintf(stdout, "task %s (%s) · agent %s · seed %d\n", task.Name, task.File, agent.Name(), p.Seed)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -47,43 +46,4 @@ func (t *traceFile) finishPartial(r *episode.Result) error {
 		err = cerr
 	}
 	return err
-}
-
-// multiObserver sends every event to each observer in turn.
-type multiObserver []episode.Observer
-
-func (m multiObserver) OnUser(turn int, content, state string) {
-	for _, o := range m {
-		o.OnUser(turn, content, state)
-	}
-}
-
-func (m multiObserver) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
-	for _, o := range m {
-		o.OnAssistant(turn, content, toolCalls, usage)
-	}
-}
-
-func (m multiObserver) OnCall(c *episode.Call) {
-	for _, o := range m {
-		o.OnCall(c)
-	}
-}
-
-func (m multiObserver) OnResult(c *episode.Call) {
-	for _, o := range m {
-		o.OnResult(c)
-	}
-}
-
-func (m multiObserver) OnReply(turn int, content string) {
-	for _, o := range m {
-		o.OnReply(turn, content)
-	}
-}
-
-func (m multiObserver) OnTurnEnd(t *episode.TurnResult) {
-	for _, o := range m {
-		o.OnTurnEnd(t)
-	}
 }

@@ -126,8 +126,8 @@ func Equal(a, b Value) bool {
 		y, ok := b.(string)
 		return ok && x == y
 	case int64, float64:
-		fa, oka := number(a)
-		fb, okb := number(b)
+		fa, oka := Number(a)
+		fb, okb := Number(b)
 		if !oka || !okb {
 			return false
 		}
@@ -164,7 +164,8 @@ func Equal(a, b Value) bool {
 	return false
 }
 
-func number(v Value) (float64, bool) {
+// Number returns a JSON number (int64 or float64) as a float64.
+func Number(v Value) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return float64(x), true
@@ -421,7 +422,7 @@ func (d *decoder) value(depth int) (Value, error) {
 	case c == 'n':
 		return d.literal("null", nil)
 	case c == '-' || c >= '0' && c <= '9':
-		return d.number()
+		return d.Number()
 	}
 	return nil, d.errorf("unexpected character %q", d.data[d.i])
 }
@@ -434,7 +435,7 @@ func (d *decoder) literal(word string, v Value) (Value, error) {
 	return v, nil
 }
 
-func (d *decoder) number() (Value, error) {
+func (d *decoder) Number() (Value, error) {
 	start := d.i
 	if d.data[d.i] == '-' {
 		d.i++

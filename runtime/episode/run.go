@@ -35,6 +35,45 @@ type Observer interface {
 	OnTurnEnd(t *TurnResult)
 }
 
+// Observers sends every event to each observer in turn.
+type Observers []Observer
+
+func (m Observers) OnUser(turn int, content, state string) {
+	for _, o := range m {
+		o.OnUser(turn, content, state)
+	}
+}
+
+func (m Observers) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+	for _, o := range m {
+		o.OnAssistant(turn, content, toolCalls, usage)
+	}
+}
+
+func (m Observers) OnCall(c *Call) {
+	for _, o := range m {
+		o.OnCall(c)
+	}
+}
+
+func (m Observers) OnResult(c *Call) {
+	for _, o := range m {
+		o.OnResult(c)
+	}
+}
+
+func (m Observers) OnReply(turn int, content string) {
+	for _, o := range m {
+		o.OnReply(turn, content)
+	}
+}
+
+func (m Observers) OnTurnEnd(t *TurnResult) {
+	for _, o := range m {
+		o.OnTurnEnd(t)
+	}
+}
+
 // RunOptions tune one episode.
 type RunOptions struct {
 	Observer Observer

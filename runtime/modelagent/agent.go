@@ -393,6 +393,10 @@ func reported(raw, calls []openai.ToolCall) []jsonv.Value {
 	return out
 }
 
+// ParseArguments decodes a model's tool-call arguments as the agent does: "" and null are {},
+// anything but a JSON object is a problem, which says why the call cannot run.
+func ParseArguments(s string) (args *jsonv.Object, problem string) { return parseArgs(s) }
+
 // parseArgs decodes tool-call arguments; problem says why they cannot be used.
 func parseArgs(s string) (args *jsonv.Object, problem string) {
 	if strings.TrimSpace(s) == "" {
