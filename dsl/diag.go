@@ -47,6 +47,7 @@ var Codes = []Code{
 	{"unused-tool", Warning, "A task-defined tool, or a built-in tool named one by one, is never called by the solution and never asked about by a verifier through `ep.called`."},
 	{"crash", Error, "An isolated worker died without a verdict (a panic or a signal)."},
 	{"no-code", Error, "The model's answer holds no Starlark file (generator only)."},
+	{"duplicate", Error, "The candidate is the same as, or too close to, a task of the corpus or one accepted earlier in the run; the message names the twin (generator only)."},
 }
 
 // CodeByID returns the registered code.

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The generator's committed cassette and its golden output (generator/cassette_test.go).
+const (
+	genTestdata  = "../../generator/testdata"
+	genCassette  = genTestdata + "/cassette/run.cassette"
+	genGolden    = genTestdata + "/cassette/golden"
+	genReference = genTestdata + "/cassette/reference.md"
+	genCorpus    = genTestdata + "/corpus"
+)
+
+func genMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// genFake is a chat-completions server answering each attempt (by the seed its prompt names)
+// from a script, round by round.
+func genFake(t *testing.T, script map[int64][]string) *httptest.Server {
+	seedRE := regexp.MustCompile(`attempt seed (-?\d+)`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		json.Unmarshal(body, &req)
+		w.Header().Set("Content-Type", "application/json")
+		m := seedRE.FindStringSubmatch(req.Messages[1].Content)
+		seed, _ := strconv.ParseInt(m[1], 10, 64)
+		round := 0
+		for _, msg := range req.Messages {
+			if msg.Role == "assistant" {
+				round++
+			}
+		}
+		if round >= len(script[seed]) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"message":"no answer for seed %d round %d"}}`, seed, round+1)
+			return
+		}
+		content, _ := json.Marshal(script[seed][round])
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150}}`, content)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// goldenTask is a valid task file of the golden output, without the generator's header.
+func goldenTask(t *testing.T, name string) string {
+	data, err := os.ReadFile(filepath.Join(genGolden, name+".star"))
+	require.NoError(t, err)
+	s := string(data)
+	return s[strings.Index(s, "\n\n")+2:]
+}
+
+func sameDir(t *testing.T, want, got string) {
+	t.Helper()
+	read := func(dir string) map[string]string {
+		out := map[string]string{}
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			require.NoError(t, err)
+			out[e.Name()] = string(data)
+		}
+		return out
+	}
+	require.Equal(t, read(want), read(got))
+}
+
+func TestGenerateReplaysTheCommittedCassette(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := genMain(t, "generate", "--capability", "mail.reply", "--count", "3", "--out", out,
+		"--corpus", genCorpus, "--max-rounds", "2", "--jobs", "2", "--seed", "7", "--temperature", "0",
+		"--replay", genCassette, "--reference", genReference, "--json")
+	require.Equal(t, 0, code, stderr)
+	var sum map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
+	require.EqualValues(t, 2, sum["accepted"])
+	require.EqualValues(t, 1, sum["first_try"])
+	require.Equal(t, map[string]any{"unsolved": 1.0}, sum["rejections"])
+	sameDir(t, genGolden, out)
+
+	// The accepted files pass validate --strict on their own, in this process and isolated.
+	code, stdout, _ = genMain(t, "validate", "--strict", out)
+	require.Equal(t, 0, code, stdout)
+	require.Contains(t, stdout, "2 tasks: 2 ok, 0 warn, 0 invalid")
+	code, stdout, _ = genMain(t, "validate", "--strict", "--isolate", out)
+	require.Equal(t, 0, code, stdout)
+	require.Contains(t, stdout, "2 tasks: 2 ok, 0 warn, 0 invalid")
+
+	// Run again: everything is in the manifest, nothing is asked.
+	code, stdout, stderr = genMain(t, "generate", "--capability", "mail.reply", "--count", "3", "--out", out,
+		"--corpus", genCorpus, "--max-rounds", "2", "--seed", "7", "--temperature", "0",
+		"--replay", genCassette, "--reference", genReference)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "3 attempts: 2 accepted (1 first try), 1 rejected; 3 resumed from the manifest")
+	sameDir(t, genGolden, out)
+}
+
+func TestGenerateRecordsAndSurvivesRunawayCandidates(t *testing.T) {
+	if genRaceBuild {
+		t.Skip("memory limits under the race detector")
+	}
+	good := goldenTask(t, "loan-return-date")
+	other := goldenTask(t, "rabies-vaccine-stock")
+	srv := genFake(t, map[int64][]string{
+		0: {"```python\nS = 'x'\nfor _ in range(40):\n    S = S + S\n" + good + "```", "```python\n" + good + "```"},
+		1: {"```python\nD = []\nfor _ in range(100000):\n    D = [D]\nT = str(D)\n" + other + "```", "```python\n" + other + "```"},
+	})
+	dir := t.TempDir()
+	cas := filepath.Join(dir, "run.cassette")
+	args := func(out string, more ...string) []string {
+		return append([]string{"generate", "--capability", "mail.reply,files.extract", "--count", "2", "--out", out,
+			"--corpus", genCorpus, "--model", "m", "--jobs", "1", "--memory-limit", "256", "--time-limit", "2s"}, more...)
+	}
+	live := filepath.Join(dir, "live")
+	code, stdout, stderr := genMain(t, args(live, "--base-url", srv.URL+"/v1", "--record", cas)...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "2 attempts: 2 accepted (0 first try), 0 rejected")
+	require.Contains(t, stdout, "tokens: 400 prompt + 200 completion = 600")
+	manifest, err := os.ReadFile(filepath.Join(live, "manifest.jsonl"))
+	require.NoError(t, err)
+	require.Contains(t, string(manifest), `"history":[["memory-limit"],[]]`)
+	require.Contains(t, string(manifest), `"history":[["timeout"],[]]`)
+
+	replayed := filepath.Join(dir, "replayed")
+	code, _, stderr = genMain(t, args(replayed, "--replay", cas)...)
+	require.Equal(t, 0, code, stderr)
+	sameDir(t, live, replayed)
+}
+
+func TestGenerateUsageErrors(t *testing.T) {
+	out := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--count", "1", "--out", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"}, "--capability NAME is required"},
+		{[]string{"--capability", "mail.reply", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"}, "--out DIR is required"},
+		{[]string{"--capability", "mail.nope", "--out", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"}, `unknown capability "mail.nope"`},
+		{[]string{"--capability", "mail.reply", "--out", out, "--base-url", "http://127.0.0.1:9/v1"}, "--model NAME is required"},
+		{[]string{"--capability", "mail.reply", "--out", out, "--record", "a", "--replay", "b"}, "--record and --replay cannot be used together"},
+		{[]string{"--capability", "mail.reply", "--out", out, "--replay", filepath.Join(out, "none.cassette")}, "--replay: "},
+		{[]string{"--capability", "mail.reply", "--out", out, "--model", "m", "--count", "0"}, "--count: 0 is not a positive number"},
+		{[]string{"--capability", "mail.reply", "--out", out, "--model", "m", "--corpus", "/no/such/dir"}, "--corpus: /no/such/dir"},
+	} {
+		code, _, stderr := genMain(t, append([]string{"generate"}, tc.args...)...)
+		require.Equal(t, 2, code, tc.args)
+		require.Contains(t, stderr, tc.want)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	}
+}
+
+func TestGenerateStopsWhenTheModelFails(t *testing.T) {
+	srv := genFake(t, map[int64][]string{0: {"```python\n" + goldenTask(t, "loan-return-date") + "```"}})
+	out := t.TempDir()
+	code, stdout, stderr := genMain(t, "generate", "--capability", "mail.reply", "--count", "2", "--out", out,
+		"--corpus", genCorpus, "--model", "m", "--base-url", srv.URL+"/v1", "--jobs", "1")
+	require.Equal(t, 1, code)
+	require.Contains(t, stdout, "1 attempt: 1 accepted")
+	require.Contains(t, stderr, "no answer for seed 1 round 1")
+	require.Contains(t, stderr, "run the same command again to resume")
+}
+
+func TestValidateIsolate(t *testing.T) {
+	if genRaceBuild {
+		t.Skip("memory limits under the race detector")
+	}
+	dir := t.TempDir()
+	good := goldenTask(t, "loan-return-date")
+	files := map[string]string{
+		"a_good.star":    good,
+		"b_bomb.star":    "S = 'x'\nfor _ in range(40):\n    S = S + S\n",
+		"c_runaway.star": "D = []\nfor _ in range(100000):\n    D = [D]\nT = str(D)\n",
+		"d_steps.star":   "def f():\n    while True:\n        pass\nf()\n",
+	}
+	for name, src := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+	}
+	code, stdout, stderr := genMain(t, "validate", "--isolate", "--memory-limit", "256", "--time-limit", "1500ms", "--json", dir)
+	require.Equal(t, 1, code, stderr)
+	var rep struct {
+		Tasks []struct {
+			File        string
+			Status      string
+			Diagnostics []struct{ Code string }
+		}
+		Summary map[string]int
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	got := map[string]string{}
+	for _, tr := range rep.Tasks {
+		code := tr.Status
+		if len(tr.Diagnostics) > 0 {
+			code = tr.Diagnostics[0].Code
+		}
+		got[filepath.Base(tr.File)] = code
+	}
+	require.Equal(t, map[string]string{"a_good.star": "ok", "b_bomb.star": "memory-limit", "c_runaway.star": "timeout", "d_steps.star": "step-limit"}, got)
+	require.Equal(t, map[string]int{"ok": 1, "warn": 0, "invalid": 3}, rep.Summary)
+
+	code, _, stderr = genMain(t, "validate", "--isolate", "--time-limit", "0s", dir)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--time-limit")
+}

@@ -1,0 +1,191 @@
+package generator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/coworkenv/coworkenv/dsl"
+)
+
+// ManifestFile is the name of the manifest in the output folder.
+const ManifestFile = "manifest.jsonl"
+
+// Record is one line of the manifest: one attempt at a task.
+type Record struct {
+	Attempt int    `json:"attempt"`
+	Seed    int64  `json:"seed"`
+	Status  string `json:"status"` // "accepted" or "rejected"
+	// Task is the name the last candidate declared ("" when it declared none).
+	Task string `json:"task"`
+	// File is the accepted file, relative to the output folder ("" when rejected).
+	File         string   `json:"file"`
+	Rounds       int      `json:"rounds"`
+	Capabilities []string `json:"capabilities"`
+	Model        string   `json:"model"`
+	// Twin names the task a rejected duplicate repeats.
+	Twin string `json:"twin"`
+	// Diagnostics of the last round (empty for an accepted task).
+	Diagnostics []dsl.Diagnostic `json:"diagnostics"`
+	// History lists the diagnostic codes of every round, in order.
+	History [][]string `json:"history"`
+	Tokens  Tokens     `json:"tokens"`
+}
+
+// Tokens counts the tokens the model reported.
+type Tokens struct {
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	Total      int `json:"total"`
+}
+
+func (t *Tokens) add(o Tokens) {
+	t.Prompt += o.Prompt
+	t.Completion += o.Completion
+	t.Total += o.Total
+}
+
+// readManifest reads the records of an earlier run. A last line cut short by a kill is
+// dropped (and cut off the file, so that appending goes on cleanly); attempts must follow each
+// other from 0.
+func readManifest(dir string) ([]Record, error) {
+	path := filepath.Join(dir, ManifestFile)
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	good := 0
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			break // an unfinished last line
+		}
+		line := data[off : off+end]
+		if len(bytes.TrimSpace(line)) > 0 {
+			var r Record
+			if err := json.Unmarshal(line, &r); err != nil {
+				return nil, fmt.Errorf("%s: line %d is not a manifest record: %v", path, len(out)+1, err)
+			}
+			if r.Attempt != len(out) {
+				return nil, fmt.Errorf("%s: line %d is attempt %d, want %d (attempts are written in order)", path, len(out)+1, r.Attempt, len(out))
+			}
+			out = append(out, r)
+		}
+		off += end + 1
+		good = off
+	}
+	if good < len(data) {
+		if err := os.Truncate(path, int64(good)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// manifestWriter appends records, each synced before the next attempt is committed.
+type manifestWriter struct {
+	f *os.File
+}
+
+func openManifest(dir string) (*manifestWriter, error) {
+	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &manifestWriter{f: f}, nil
+}
+
+func (m *manifestWriter) append(r *Record) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	if _, err := m.f.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return m.f.Sync()
+}
+
+func (m *manifestWriter) Close() error { return m.f.Close() }
+
+// writeAtomic writes a file by writing a temporary file in the same folder and renaming it, so
+// that a reader (or a killed run) never sees half a file.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// headerPrefix starts the header of every accepted file.
+const headerPrefix = "# coworkenv generate · attempt "
+
+// header is the comment on top of an accepted file.
+func header(r *Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%d\n", headerPrefix, r.Attempt)
+	fmt.Fprintf(&b, "# capabilities: %s\n", strings.Join(r.Capabilities, ", "))
+	fmt.Fprintf(&b, "# model: %s\n", r.Model)
+	fmt.Fprintf(&b, "# seed: %d\n", r.Seed)
+	fmt.Fprintf(&b, "# rounds: %d\n\n", r.Rounds)
+	return b.String()
+}
+
+var headerRE = regexp.MustCompile(`^` + regexp.QuoteMeta(headerPrefix) + `(\d+)\n`)
+
+// headerAttempt reads the attempt number of a generated file's header.
+func headerAttempt(path string) (int, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	m := headerRE.FindStringSubmatch(line)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+// stripHeader removes the generator's header from an accepted file.
+func stripHeader(src string) string {
+	if !strings.HasPrefix(src, headerPrefix) {
+		return src
+	}
+	if i := strings.Index(src, "\n\n"); i >= 0 {
+		return src[i+2:]
+	}
+	return src
+}

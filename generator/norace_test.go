@@ -1,0 +1,5 @@
+//go:build !race
+
+package generator_test
+
+const raceBuild = false

@@ -1,0 +1,190 @@
+package isolate
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/validate"
+)
+
+// loadRE finds the modules of load statements without parsing the file (the parent never runs
+// or parses what it has not checked; a load this misses is reported by the worker).
+var loadRE = regexp.MustCompile(`(?m)^[ \t]*load\(\s*["']([^"'\n]+)["']`)
+
+// Support returns the files every task file of c may need beside itself: the root's
+// capabilities.star and the .star files under lib/.
+func Support(c *dsl.Corpus) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if c.HasTaxonomy() {
+		data, err := c.ReadSource(dsl.CapabilitiesFile)
+		if err != nil {
+			return nil, err
+		}
+		out[dsl.CapabilitiesFile] = data
+	}
+	lib := path.Join(c.Root, "lib")
+	if _, err := fs.Stat(c.FS, lib); err != nil {
+		return out, nil
+	}
+	err := fs.WalkDir(c.FS, lib, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".star") {
+			return err
+		}
+		data, err := fs.ReadFile(c.FS, p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(p, c.Root+"/")
+		if c.Root == "." {
+			rel = p
+		}
+		out[rel] = data
+		return nil
+	})
+	return out, err
+}
+
+// FilesFor returns the files a job on the task file rel needs: support (from Support), the file
+// and, transitively, the files it loads from elsewhere in the corpus.
+func FilesFor(c *dsl.Corpus, support map[string][]byte, rel string) (map[string][]byte, error) {
+	files := make(map[string][]byte, len(support)+1)
+	for k, v := range support {
+		files[k] = v
+	}
+	data, err := c.ReadSource(rel)
+	if err != nil {
+		return nil, err
+	}
+	files[rel] = data
+	todo := []string{rel}
+	for len(todo) > 0 {
+		from := todo[0]
+		todo = todo[1:]
+		for _, m := range loadRE.FindAllSubmatch(files[from], -1) {
+			p, ok := resolveLoad(from, string(m[1]))
+			if !ok {
+				continue
+			}
+			if _, have := files[p]; have {
+				continue
+			}
+			if data, err := c.ReadSource(p); err == nil {
+				files[p] = data
+				todo = append(todo, p)
+			}
+		}
+	}
+	return files, nil
+}
+
+// resolveLoad maps a load module to a root-relative path as the loader does ("//x" from the
+// root, anything else from the loading file's folder); ok is false when it leaves the root.
+func resolveLoad(from, module string) (string, bool) {
+	p := path.Join(path.Dir(from), module)
+	if strings.HasPrefix(module, "//") {
+		p = strings.TrimPrefix(module, "//")
+	}
+	if strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	p = path.Clean(p)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
+}
+
+// ValidateCorpus is validate.Corpus with every task file checked in a worker of the pool: the
+// same report, in the same order (the taxonomy's own diagnostics first, then files in path
+// order, then tasks in declaration order), with a task name that an earlier file already
+// declared reported as a schema error on the later one.
+func ValidateCorpus(ctx context.Context, p *Pool, c *dsl.Corpus, files []string, progress func(done, total int)) (*validate.Report, error) {
+	if files == nil {
+		var err error
+		if files, err = c.TaskFiles(); err != nil {
+			return nil, err
+		}
+	}
+	support, err := Support(c)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]*Result, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, p.Workers())
+	for i, rel := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			job := Job{Display: c.Display, Check: []string{rel}}
+			job.Files, errs[i] = FilesFor(c, support, rel)
+			if errs[i] == nil {
+				results[i], errs[i] = p.Run(ctx, job)
+			}
+			if progress != nil {
+				mu.Lock()
+				done++
+				progress(done, len(files))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep := &validate.Report{}
+	taxPath := c.DisplayPath(dsl.CapabilitiesFile)
+	var taxEntry *validate.TaskReport
+	type declared struct {
+		file      string
+		line, col int
+	}
+	first := map[string]declared{}
+	var body []*validate.TaskReport
+	for _, res := range results {
+		info := map[string]TaskInfo{}
+		for _, ti := range res.Tasks {
+			info[ti.Name] = ti
+		}
+		for _, tr := range res.Report.Tasks {
+			if tr.Task == "" && tr.File == taxPath {
+				if taxEntry == nil {
+					taxEntry = tr
+				}
+				continue
+			}
+			if tr.Task != "" {
+				ti := info[tr.Task]
+				if prev, dup := first[tr.Task]; dup {
+					d := dsl.NewDiag("schema", fmt.Sprintf("task: name: %q is already declared at %s:%d:%d", tr.Task, prev.file, prev.line, prev.col))
+					d.File, d.Line, d.Col = ti.File, ti.Line, ti.Col
+					tr = &validate.TaskReport{Task: tr.Task, File: tr.File, Diagnostics: []dsl.Diagnostic{d}, Source: tr.Source}
+				} else {
+					first[tr.Task] = declared{ti.File, ti.Line, ti.Col}
+				}
+			}
+			body = append(body, tr)
+		}
+	}
+	if taxEntry != nil {
+		AddTask(rep, taxEntry)
+	}
+	for _, tr := range body {
+		AddTask(rep, tr)
+	}
+	return rep, nil
+}
