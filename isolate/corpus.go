@@ -181,10 +181,10 @@ func ValidateCorpus(ctx context.Context, p *Pool, c *dsl.Corpus, files []string,
 		}
 	}
 	if taxEntry != nil {
-		AddTask(rep, taxEntry)
+		rep.Add(taxEntry)
 	}
 	for _, tr := range body {
-		AddTask(rep, tr)
+		rep.Add(tr)
 	}
 	return rep, nil
 }

@@ -365,37 +365,9 @@ func (p *Pool) stopped(job Job, code, msg string) *Result {
 	for _, rel := range job.Check {
 		d := dsl.NewDiag(code, msg)
 		d.File = displayPath(job.Display, rel)
-		AddTask(rep, &validate.TaskReport{File: d.File, Diagnostics: []dsl.Diagnostic{d}, Source: job.Files[rel]})
+		rep.Add(&validate.TaskReport{File: d.File, Diagnostics: []dsl.Diagnostic{d}, Source: job.Files[rel]})
 	}
 	return &Result{Report: rep, Stopped: code, Tasks: []TaskInfo{}}
-}
-
-// AddTask appends a task's report, setting its status from its diagnostics (an error makes it
-// invalid, a warning warn) and counting it in the summary, as the validator does (which also
-// points diagnostics at the "(" of a call back to the called name).
-func AddTask(r *validate.Report, t *validate.TaskReport) {
-	for i, d := range t.Diagnostics {
-		if d.File == t.File {
-			t.Diagnostics[i] = dsl.PointAtCallee(d, t.Source)
-		}
-	}
-	t.Status = "ok"
-	for _, d := range t.Diagnostics {
-		if d.Severity == dsl.Error {
-			t.Status = "invalid"
-			break
-		}
-		t.Status = "warn"
-	}
-	switch t.Status {
-	case "ok":
-		r.Summary.OK++
-	case "warn":
-		r.Summary.Warn++
-	default:
-		r.Summary.Invalid++
-	}
-	r.Tasks = append(r.Tasks, t)
 }
 
 func displayPath(display, rel string) string {
@@ -441,7 +413,7 @@ func decodeResult(resp *response, job Job) (*Result, error) {
 		if tr.Diagnostics == nil {
 			tr.Diagnostics = []dsl.Diagnostic{}
 		}
-		AddTask(res.Report, tr)
+		res.Report.Add(tr)
 	}
 	return res, nil
 }

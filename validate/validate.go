@@ -71,7 +71,10 @@ func (r *Report) Merge(o *Report) {
 	r.Summary.Invalid += o.Summary.Invalid
 }
 
-func (r *Report) add(t *TaskReport) {
+// Add appends a task's report: diagnostics at a call are pointed at the called name, the status
+// follows from the diagnostics (an error makes it invalid, a warning warn), and the summary counts
+// it.
+func (r *Report) Add(t *TaskReport) {
 	for i, d := range t.Diagnostics {
 		if d.File == t.File {
 			t.Diagnostics[i] = dsl.PointAtCallee(d, t.Source)
@@ -118,7 +121,7 @@ func Corpus(ctx context.Context, c *dsl.Corpus, files []string, opts Options) (*
 	}
 	rep := &Report{}
 	if tf := c.TaxonomyFile(); tf != nil && len(tf.Diags) > 0 {
-		rep.add(&TaskReport{File: tf.Path, Diagnostics: tf.Diags, Source: tf.Source})
+		rep.Add(&TaskReport{File: tf.Path, Diagnostics: tf.Diags, Source: tf.Source})
 	}
 	loaded := make([]*dsl.File, len(files))
 	parallel(len(files), opts.Jobs, func(i int) { loaded[i] = c.LoadFile(ctx, files[i]) })
@@ -160,11 +163,11 @@ func Corpus(ctx context.Context, c *dsl.Corpus, files []string, opts Options) (*
 	k := 0
 	for _, f := range loaded {
 		if len(f.Diags) > 0 {
-			rep.add(&TaskReport{File: f.Path, Diagnostics: f.Diags, Source: f.Source})
+			rep.Add(&TaskReport{File: f.Path, Diagnostics: f.Diags, Source: f.Source})
 			continue
 		}
 		for range f.Tasks {
-			rep.add(reports[k])
+			rep.Add(reports[k])
 			k++
 		}
 		if len(f.Tasks) == 0 {
