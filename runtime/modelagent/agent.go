@@ -300,9 +300,10 @@ func (a *Agent) runCall(ctx context.Context, t *turn, c openai.ToolCall) (done b
 	return false, nil
 }
 
-// complete asks the model for the next message.
-func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jsonv.Object, error) {
-	req := openai.ChatCompletionRequest{Model: a.cfg.Model, Messages: a.msgs, Tools: a.tools}
+// request is a chat-completions request with the configured model and token limit (sent as
+// max_completion_tokens to the models that refuse max_tokens).
+func (a *Agent) request(msgs []openai.ChatCompletionMessage, tools []openai.Tool) openai.ChatCompletionRequest {
+	req := openai.ChatCompletionRequest{Model: a.cfg.Model, Messages: msgs, Tools: tools}
 	if a.cfg.MaxTokens > 0 {
 		if a.maxCompl {
 			req.MaxCompletionTokens = a.cfg.MaxTokens
@@ -310,7 +311,12 @@ func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jso
 			req.MaxTokens = a.cfg.MaxTokens
 		}
 	}
-	resp, err := a.client.CreateChatCompletion(ctx, req)
+	return req
+}
+
+// complete asks the model for the next message.
+func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jsonv.Object, error) {
+	resp, err := a.client.CreateChatCompletion(ctx, a.request(a.msgs, a.tools))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return openai.ChatCompletionChoice{}, nil, cerr

@@ -37,15 +37,7 @@ type ChatAnswer struct {
 // Complete asks the model for the next message of msgs.
 func (c *Chat) Complete(ctx context.Context, msgs []openai.ChatCompletionMessage) (*ChatAnswer, error) {
 	a := c.a
-	req := openai.ChatCompletionRequest{Model: a.cfg.Model, Messages: msgs}
-	if a.cfg.MaxTokens > 0 {
-		if a.maxCompl {
-			req.MaxCompletionTokens = a.cfg.MaxTokens
-		} else {
-			req.MaxTokens = a.cfg.MaxTokens
-		}
-	}
-	resp, err := a.client.CreateChatCompletion(ctx, req)
+	resp, err := a.client.CreateChatCompletion(ctx, a.request(msgs, nil))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
