@@ -53,14 +53,16 @@ func NewThread(name string, lim Limits, print func(pos syntax.Position, msg stri
 	}
 	th.Print = func(t *starlark.Thread, msg string) {
 		if print != nil {
-			var pos syntax.Position
-			if t.CallStackDepth() > 0 {
-				pos = t.CallFrame(0).Pos
-			}
-			print(pos, msg)
+			print(PrintPos(t), msg)
 		}
 	}
 	return th
+}
+
+// PrintPos is the position of the print() call running on t: its innermost frame in a file.
+func PrintPos(t *starlark.Thread) syntax.Position {
+	pos, _ := innermost(t.CallStack())
+	return pos
 }
 
 // Guard cancels thread when ctx is done or the timeout passes; call the returned stop when the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"go.starlark.net/syntax"
 	"io"
 	"os"
 	"os/signal"
@@ -47,7 +48,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
 	}
-	p, d := episode.Prepare(ctx, task, episode.Options{Seed: *seed})
+	// print() in any script of the task shows in the transcript (on stderr with --json)
+	printTo := stdout
+	if *asJSON {
+		printTo = stderr
+	} else {
+		fmt.Fprintf(stdout, "task %s (%s) · agent %s · seed %d\n", task.Name, task.File, choice.name, episode.EffectiveSeed(task.Seed, *seed))
+	}
+	p, d := episode.Prepare(ctx, task, episode.Options{Seed: *seed, Print: func(pos syntax.Position, msg string) {
+		fmt.Fprintf(printTo, "  print %s: %s\n", pos, msg)
+	}})
 	if d != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
 		return 2
@@ -60,7 +70,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var observers episode.Observers
 	if !*asJSON {
 		observers = append(observers, &transcript{w: stdout, task: task})
-		fmt.Fprintf(stdout, "task %s (%s) · agent %s · seed %d\n", task.Name, task.File, agent.Name(), p.Seed)
 	}
 	var tf *traceFile
 	if *tracePath != "" {

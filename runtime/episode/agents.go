@@ -40,7 +40,7 @@ func (Oracle) Turn(ctx context.Context, tc *TurnContext) (string, error) {
 		return "", &DiagError{d}
 	}
 	h := &agentHandle{tc: tc}
-	_, err := dsl.Call(ctx, tc.e.p.Limits, "solution", sol, starlark.Tuple{h}, nil, nil)
+	_, err := dsl.Call(ctx, tc.e.p.Limits, "solution", sol, starlark.Tuple{h}, nil, tc.e.p.prepare(nil))
 	if err != nil {
 		var de *DiagError
 		if errors.As(err, &de) {

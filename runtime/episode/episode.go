@@ -29,6 +29,9 @@ type Options struct {
 	Seed int64
 	// Limits of every call into a script; the zero value means dsl.DefaultLimits.
 	Limits dsl.Limits
+	// Print receives what scripts print (setup, before, user, tools, verifiers, solutions), with
+	// the position of the print call; nil drops it.
+	Print func(pos syntax.Position, msg string)
 }
 
 // EffectiveSeed combines the task's seed with the run seed.
@@ -52,6 +55,26 @@ type Prepared struct {
 	Base *workspace.State
 	// Start is the frozen state before setup.
 	Start *workspace.State
+	// Print receives scripts' print output (Options.Print).
+	Print func(pos syntax.Position, msg string)
+}
+
+// prepare returns the thread set-up of a call into a script: print output to p.Print, then
+// extra (may be nil).
+func (p *Prepared) prepare(extra func(*starlark.Thread)) func(*starlark.Thread) {
+	return prepareThread(p.Print, extra)
+}
+
+func prepareThread(print func(syntax.Position, string), extra func(*starlark.Thread)) func(*starlark.Thread) {
+	if print == nil {
+		return extra
+	}
+	return func(th *starlark.Thread) {
+		th.Print = func(t *starlark.Thread, msg string) { print(dsl.PrintPos(t), msg) }
+		if extra != nil {
+			extra(th)
+		}
+	}
 }
 
 // Prepare runs the task's setup. A setup that raises gives a script-error (or step-limit,
@@ -67,14 +90,14 @@ func Prepare(ctx context.Context, t *dsl.Task, opts Options) (*Prepared, *dsl.Di
 	st := start.Fork()
 	if t.Setup != nil {
 		ws := wsmod.New(st, wsmod.Options{})
-		if _, err := dsl.Call(ctx, lim, "setup", t.Setup, starlark.Tuple{ws}, nil, nil); err != nil {
+		if _, err := dsl.Call(ctx, lim, "setup", t.Setup, starlark.Tuple{ws}, nil, prepareThread(opts.Print, nil)); err != nil {
 			d := dsl.ErrorDiag("script-error", err)
 			d.Message = "setup: " + d.Message
 			return nil, &d
 		}
 	}
 	st.Freeze()
-	return &Prepared{Task: t, Seed: seed, Limits: lim, Base: st, Start: start}, nil
+	return &Prepared{Task: t, Seed: seed, Limits: lim, Base: st, Start: start, Print: opts.Print}, nil
 }
 
 // Call is one recorded tool call attempt.

@@ -2,6 +2,7 @@ package episode_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -11,6 +12,7 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.starlark.net/syntax"
 )
 
 // load declares the tasks of one inline file.
@@ -345,4 +347,28 @@ func TestScriptedAgentIgnoresErrors(t *testing.T) {
 	assert.True(t, r.Calls[0].IsError)
 	assert.True(t, r.Calls[1].Changed)
 	assert.Equal(t, "r", r.Turns[0].Reply)
+}
+
+// print() in any script reaches Options.Print with the position of the call.
+func TestPrint(t *testing.T) {
+	tasks := load(t, `
+def _setup(ws):
+    print("setup")
+
+def _verify(ws, ep):
+    print("verify", ep.reply)
+
+def _solve(agent):
+    print("solve")
+    agent.reply("r")
+
+task(name = "p", prompt = "p", tools = [], setup = _setup, verify = _verify, solution = _solve)
+`)
+	var got []string
+	p, d := episode.Prepare(context.Background(), tasks["p"], episode.Options{Print: func(pos syntax.Position, msg string) {
+		got = append(got, fmt.Sprintf("%d:%s", pos.Line, msg))
+	}})
+	require.Nil(t, d)
+	p.Run(context.Background(), episode.Oracle{}, episode.RunOptions{})
+	assert.Equal(t, []string{"3:setup", "9:solve", "6:verify r"}, got)
 }

@@ -133,7 +133,7 @@ func (e *run) exec() {
 		}
 		if turn.Before != nil {
 			ws := wsmod.New(e.cur, wsmod.Options{Initial: e.p.Base})
-			if _, err := dsl.Call(e.ctx, e.p.Limits, "before", turn.Before, starlark.Tuple{ws}, nil, nil); err != nil {
+			if _, err := dsl.Call(e.ctx, e.p.Limits, "before", turn.Before, starlark.Tuple{ws}, nil, e.p.prepare(nil)); err != nil {
 				d := dsl.ErrorDiag("script-error", err)
 				d.Message = fmt.Sprintf("turn %d: before: %s", i+1, d.Message)
 				e.res.Err = &d
@@ -201,7 +201,7 @@ func (e *run) userMessage(turn *dsl.Turn) (string, *dsl.Diagnostic) {
 		return turn.User, nil
 	}
 	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a user function", Initial: e.p.Base})
-	v, err := dsl.Call(e.ctx, e.p.Limits, "user", turn.UserFn, starlark.Tuple{ws, e.epValue()}, nil, nil)
+	v, err := dsl.Call(e.ctx, e.p.Limits, "user", turn.UserFn, starlark.Tuple{ws, e.epValue()}, nil, e.p.prepare(nil))
 	if err != nil {
 		d := dsl.ErrorDiag("script-error", err)
 		d.Message = fmt.Sprintf("turn %d: user: %s", e.turn+1, d.Message)
@@ -218,9 +218,9 @@ func (e *run) userMessage(turn *dsl.Turn) (string, *dsl.Diagnostic) {
 func (e *run) verify(fn starlark.Callable, turn *int) ([]dsl.CheckItem, *dsl.Diagnostic) {
 	c := &dsl.Collector{Turn: turn}
 	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a verifier", Initial: e.p.Base})
-	_, err := dsl.Call(e.ctx, e.p.Limits, "verify", fn, starlark.Tuple{ws, e.epValue()}, nil, func(th *starlark.Thread) {
+	_, err := dsl.Call(e.ctx, e.p.Limits, "verify", fn, starlark.Tuple{ws, e.epValue()}, nil, e.p.prepare(func(th *starlark.Thread) {
 		dsl.SetCollector(th, c)
-	})
+	}))
 	if err != nil {
 		d := dsl.ErrorDiag("verify-error", err)
 		if turn != nil {
@@ -382,7 +382,7 @@ func (e *run) callImpl(spec *dsl.ToolSpec, st *workspace.State, args *jsonv.Obje
 		kwargs = append(kwargs, starlark.Tuple{starlark.String(m.Key), starconv.FromJSON(m.Value)})
 	}
 	ws := wsmod.New(st, wsmod.Options{Initial: e.p.Base})
-	v, err := dsl.Call(e.ctx, e.p.Limits, spec.Name, spec.Impl, starlark.Tuple{ws}, kwargs, nil)
+	v, err := dsl.Call(e.ctx, e.p.Limits, spec.Name, spec.Impl, starlark.Tuple{ws}, kwargs, e.p.prepare(nil))
 	if err != nil {
 		var ee *starlark.EvalError
 		if errors.As(err, &ee) && isFail(ee) {
