@@ -14,6 +14,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/workspace"
 )
 
 // Options of a validation run.
@@ -333,8 +334,8 @@ func (v *taskCheck) run() {
 		if ro.Err != nil {
 			v.runErr("reply-only", ro)
 		} else if ro.Passed {
-			v.add(dsl.NewDiag("reply-only", fmt.Sprintf("an agent that only repeats the oracle's replies and calls no tool passes (score %s): the verifier trusts what the agent says instead of checking the state; it passed: %s",
-				episode.FormatScore(ro.Score), itemList(ro.Items, true))))
+			v.add(dsl.NewDiag("reply-only", fmt.Sprintf("an agent that only repeats the oracle's replies and calls no tool passes (score %s): the verifier trusts what the agent says instead of checking the state (the oracle %s); it passed: %s",
+				episode.FormatScore(ro.Score), describeDiff(workspace.Diff(ro.Final, oracle.Final), oracleDo), itemList(ro.Items, true))))
 		}
 	}
 	k := -1
@@ -363,8 +364,8 @@ func (v *taskCheck) run() {
 			continue
 		}
 		if r.Passed && r.FinalState != oracle.FinalState {
-			d := dsl.NewDiag("weak-verifier", fmt.Sprintf("the episode still passes (score %s) when the oracle's call %s in turn %d is left out, though the final state differs: no check looks at that call's effect",
-				episode.FormatScore(r.Score), callString(c), c.Turn+1))
+			d := dsl.NewDiag("weak-verifier", fmt.Sprintf("the episode still passes (score %s) when the oracle's call %s in turn %d is left out, though the final state then %s: no check looks at that call's effect",
+				episode.FormatScore(r.Score), callString(c), c.Turn+1, describeDiff(workspace.Diff(r.Final, oracle.Final), lacking)))
 			if c.Pos.IsValid() {
 				d = d.At(c.Pos)
 			}
@@ -389,6 +390,39 @@ func (v *taskCheck) run() {
 			v.add(d)
 		}
 	}
+}
+
+// Verbs for describeDiff: how a state lacking some work differs from the oracle's, and what the
+// oracle did that the other run did not.
+var (
+	lacking  = [3]string{"lacks", "has a different", "still has"}
+	oracleDo = [3]string{"adds", "changes", "removes"}
+)
+
+// describeDiff says in words what d = Diff(other, oracle) holds, with verbs for added, changed and
+// removed entries: "lacks file /a.md and has a different record tickets/T-1".
+func describeDiff(d workspace.Changes, verbs [3]string) string {
+	var parts []string
+	add := func(verb, kind string, ids []string) {
+		for _, id := range ids {
+			parts = append(parts, verb+" "+kind+" "+id)
+		}
+	}
+	for _, sec := range []struct {
+		kind string
+		s    workspace.Section
+	}{{"file", d.Files}, {"message", d.Mail}, {"event", d.Calendar}, {"record", d.DB}} {
+		add(verbs[0], sec.kind, sec.s.Added)
+		add(verbs[1], sec.kind, sec.s.Changed)
+		add(verbs[2], sec.kind, sec.s.Removed)
+	}
+	switch {
+	case len(parts) == 0:
+		return "differs only in the clock or the mail address"
+	case len(parts) > 4:
+		parts = append(parts[:4], fmt.Sprintf("%d more differences", len(parts)-4))
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + map[bool]string{true: " and ", false: ""}[len(parts) > 1] + parts[len(parts)-1]
 }
 
 // runErr reports what stopped an episode.
