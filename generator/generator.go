@@ -179,6 +179,7 @@ type gen struct {
 	names    map[string]string // task names of the corpus → where
 
 	mu       sync.Mutex
+	logMu    sync.Mutex        // serialises writes to opts.Log
 	accepted []*entry          // in attempt order
 	desc     map[string]string // accepted task → description
 	client   *http.Client
@@ -507,8 +508,12 @@ func (g *gen) snapshot(last int) []*entry {
 	return out
 }
 
+// logf writes one progress line; attempts log from several goroutines, so lines are written
+// one at a time.
 func (g *gen) logf(format string, a ...any) {
 	if g.opts.Log != nil {
+		g.logMu.Lock()
+		defer g.logMu.Unlock()
 		fmt.Fprintf(g.opts.Log, format+"\n", a...)
 	}
 }
