@@ -3,15 +3,9 @@ package generator_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +14,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/generator"
+	"github.com/coworkenv/coworkenv/internal/chattest"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/validate"
@@ -37,76 +32,24 @@ func TestMain(m *testing.M) {
 // fakeModel is a chat-completions server that answers each attempt (found by the seed its
 // prompt names) from a script: the n-th answer for the n-th round.
 type fakeModel struct {
-	t      *testing.T
-	srv    *httptest.Server
-	script map[int64][]string
-
-	mu       sync.Mutex
-	requests []map[string]any
+	srv *chattest.Server
 }
-
-var seedRE = regexp.MustCompile(`attempt seed (-?\d+)`)
 
 func newFake(t *testing.T, script map[int64][]string) *fakeModel {
-	f := &fakeModel{t: t, script: script}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
+	return &fakeModel{chattest.New(t, chattest.SeedScript{
+		Answers: script,
+		Missing: "fake: no answer scripted for seed %d round %d",
+		Tokens: func(r *chattest.Request, text string) (int, int) {
+			return len(r.Body) / 4, len(text) / 4
+		},
+	}.Answer)}
 }
 
-func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		Model       string   `json:"model"`
-		Temperature *float64 `json:"temperature"`
-		Messages    []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil || len(req.Messages) < 2 {
-		http.Error(w, `{"error":{"message":"fake: bad request"}}`, http.StatusBadRequest)
-		return
-	}
-	var raw map[string]any
-	json.Unmarshal(body, &raw)
-	f.mu.Lock()
-	f.requests = append(f.requests, raw)
-	f.mu.Unlock()
-	m := seedRE.FindStringSubmatch(req.Messages[1].Content)
-	if m == nil {
-		http.Error(w, `{"error":{"message":"fake: no seed in the prompt"}}`, http.StatusBadRequest)
-		return
-	}
-	seed, _ := strconv.ParseInt(m[1], 10, 64)
-	round := 0
-	for _, msg := range req.Messages {
-		if msg.Role == "assistant" {
-			round++
-		}
-	}
-	answers := f.script[seed]
-	if round >= len(answers) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":"fake: no answer scripted for seed %d round %d"}}`, seed, round+1)
-		return
-	}
-	content, _ := json.Marshal(answers[round])
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
-		req.Model, content, len(body)/4, len(answers[round])/4, len(body)/4+len(answers[round])/4)
-}
-
-// userMessages returns the user messages of every request, in order of arrival.
+// lastUserMessages returns the last user message of every request, in order of arrival.
 func (f *fakeModel) lastUserMessages() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var out []string
-	for _, r := range f.requests {
-		msgs := r["messages"].([]any)
-		last := msgs[len(msgs)-1].(map[string]any)
-		out = append(out, last["content"].(string))
+	for _, r := range f.srv.Requests() {
+		out = append(out, r.Messages[len(r.Messages)-1]["content"].(string))
 	}
 	return out
 }
@@ -147,7 +90,7 @@ func options(t *testing.T, f *fakeModel, out string, count int) generator.Option
 		Jobs:         2,
 		Seed:         100,
 		Pool:         testPool(t),
-		Model:        modelagent.Config{Model: "fake-model", BaseURL: f.srv.URL + "/v1", Temperature: &zero, MaxRetries: -1},
+		Model:        modelagent.Config{Model: "fake-model", BaseURL: f.srv.BaseURL(), Temperature: &zero, MaxRetries: -1},
 		Reference:    "(the language reference)",
 	}
 }

@@ -3,17 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/chattest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,33 +30,12 @@ func genMain(t *testing.T, args ...string) (int, string, string) {
 
 // genFake is a chat-completions server answering each attempt (by the seed its prompt names)
 // from a script, round by round.
-func genFake(t *testing.T, script map[int64][]string) *httptest.Server {
-	seedRE := regexp.MustCompile(`attempt seed (-?\d+)`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			Messages []struct{ Role, Content string } `json:"messages"`
-		}
-		json.Unmarshal(body, &req)
-		w.Header().Set("Content-Type", "application/json")
-		m := seedRE.FindStringSubmatch(req.Messages[1].Content)
-		seed, _ := strconv.ParseInt(m[1], 10, 64)
-		round := 0
-		for _, msg := range req.Messages {
-			if msg.Role == "assistant" {
-				round++
-			}
-		}
-		if round >= len(script[seed]) {
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, `{"error":{"message":"no answer for seed %d round %d"}}`, seed, round+1)
-			return
-		}
-		content, _ := json.Marshal(script[seed][round])
-		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150}}`, content)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+func genFake(t *testing.T, script map[int64][]string) *chattest.Server {
+	return chattest.New(t, chattest.SeedScript{
+		Answers: script,
+		Missing: "no answer for seed %d round %d",
+		Tokens:  func(*chattest.Request, string) (int, int) { return 100, 50 },
+	}.Answer)
 }
 
 // goldenTask is a valid task file of the golden output, without the generator's header.

@@ -2,18 +2,14 @@ package modelagent_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/chattest"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -33,89 +29,59 @@ type reply struct {
 	drop bool
 }
 
-// fakeModel is an OpenAI chat-completions server that answers from a script and records the
-// requests.
+// fakeModel is an OpenAI chat-completions server that answers from a queue of replies and
+// records the requests.
 type fakeModel struct {
-	t     *testing.T
-	srv   *httptest.Server
+	srv   *chattest.Server
 	mu    sync.Mutex
 	queue []reply
-	reqs  []map[string]any
-	raw   []string
-	auth  []string
 }
 
 func newFake(t *testing.T, replies ...reply) *fakeModel {
 	t.Helper()
-	f := &fakeModel{t: t, queue: replies}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &fakeModel{queue: replies}
+	f.srv = chattest.New(t, f.next)
 	return f
 }
 
-func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		http.Error(w, `{"error":{"message":"fake: unexpected `+r.Method+` `+r.URL.Path+`"}}`, http.StatusNotFound)
-		return
-	}
-	var req map[string]any
-	if err := json.Unmarshal(body, &req); err != nil {
-		f.t.Errorf("fake: request is not JSON: %v\n%s", err, body)
-	}
+// next answers with the head of the queue.
+func (f *fakeModel) next(r *chattest.Request) chattest.Answer {
 	f.mu.Lock()
-	f.reqs = append(f.reqs, req)
-	f.raw = append(f.raw, string(body))
-	f.auth = append(f.auth, r.Header.Get("Authorization"))
 	if len(f.queue) == 0 {
 		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, `{"error":{"message":"fake: no scripted answer left","type":"invalid_request_error"}}`)
-		return
+		return chattest.Error(http.StatusBadRequest, "fake: no scripted answer left", "invalid_request_error")
 	}
 	rp := f.queue[0]
 	f.queue = f.queue[1:]
 	f.mu.Unlock()
-	if rp.hang {
-		<-r.Context().Done()
-		return
+	switch {
+	case rp.hang:
+		return chattest.Hang()
+	case rp.drop:
+		return chattest.Drop()
+	case rp.fn != nil:
+		rp.body = rp.fn(r.JSON)
 	}
-	if rp.drop {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			f.t.Errorf("fake: hijack: %v", err)
-			return
-		}
-		conn.Close()
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	for k, v := range rp.header {
-		w.Header().Set(k, v)
-	}
-	status := rp.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	b := rp.body
-	if rp.fn != nil {
-		b = rp.fn(req)
-	}
-	w.WriteHeader(status)
-	fmt.Fprint(w, b)
+	return chattest.Answer{Status: rp.status, Header: rp.header, Body: rp.body}
 }
 
-func (f *fakeModel) requests() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.reqs...)
-}
+func (f *fakeModel) requests() []map[string]any { return f.srv.JSON() }
 
 func (f *fakeModel) rawRequests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.raw...)
+	var out []string
+	for _, r := range f.srv.Requests() {
+		out = append(out, string(r.Body))
+	}
+	return out
+}
+
+// auth is the Authorization header of each request.
+func (f *fakeModel) auth() []string {
+	var out []string
+	for _, r := range f.srv.Requests() {
+		out = append(out, r.Header.Get("Authorization"))
+	}
+	return out
 }
 
 func (f *fakeModel) left() int {
@@ -126,34 +92,17 @@ func (f *fakeModel) left() int {
 
 // completion is a chat-completions answer with one choice. msg is the message's JSON.
 func completion(finish, msg string) string {
-	return `{"id":"chatcmpl-1","object":"chat.completion","created":1767603600,"model":"test-model",` +
-		`"choices":[{"index":0,"message":` + msg + `,"finish_reason":"` + finish + `"}],` +
-		`"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`
-}
-
-func js(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	return chattest.Completion{Finish: finish, Message: msg}.String()
 }
 
 // say is an answer with text and no tool call.
-func say(text string) reply {
-	return reply{body: completion("stop", `{"role":"assistant","content":`+js(text)+`}`)}
-}
+func say(text string) reply { return reply{body: chattest.Say(text)} }
 
 // call is one tool call's JSON.
-func call(id, name, args string) string {
-	return `{"id":` + js(id) + `,"type":"function","function":{"name":` + js(name) + `,"arguments":` + js(args) + `}}`
-}
+var call = chattest.Call
 
 // calls is an answer with tool calls and the given text beside them ("" for null).
-func calls(text string, cs ...string) reply {
-	content := "null"
-	if text != "" {
-		content = js(text)
-	}
-	return reply{body: completion("tool_calls", `{"role":"assistant","content":`+content+`,"tool_calls":[`+strings.Join(cs, ",")+`]}`)}
-}
+func calls(text string, cs ...string) reply { return reply{body: chattest.Calls(text, cs...)} }
 
 // status is an error answer.
 func status(code int, body string) reply { return reply{status: code, body: body} }
@@ -165,7 +114,7 @@ func newAgent(t *testing.T, f *fakeModel, mod func(*modelagent.Config)) (*modela
 	sleeps := &[]time.Duration{}
 	cfg := modelagent.Config{
 		Model:   "test-model",
-		BaseURL: f.srv.URL + "/v1",
+		BaseURL: f.srv.BaseURL(),
 		Backoff: time.Millisecond,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()

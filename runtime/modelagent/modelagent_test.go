@@ -624,9 +624,7 @@ func TestAPIKey(t *testing.T) {
 	run(t, prepare(t, copyNote), a)
 	b, _ := newAgent(t, f, nil)
 	run(t, prepare(t, copyNote), b)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	assert.Equal(t, []string{"Bearer sk-test", ""}, f.auth)
+	assert.Equal(t, []string{"Bearer sk-test", ""}, f.auth())
 }
 
 func TestNewValidates(t *testing.T) {
