@@ -246,11 +246,12 @@ func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 		}
 		pending = nil
 	}
+	user := e.userMessages()
 	for _, ev := range e.Events {
 		switch ev.Kind {
 		case "user":
 			flush()
-			msgs = append(msgs, jsonv.NewObject("role", "user", "content", ev.Str("content")))
+			msgs = append(msgs, user())
 		case "assistant":
 			flush()
 			calls := toolCalls(ev)
@@ -271,11 +272,33 @@ func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 	return msgs
 }
 
+// userMessages returns a function that gives the next user message as the model was shown it:
+// with a note of the new time when the clock moved since the model was last told
+// (modelagent.UserContent; the trace's start and user events record the times).
+func (e *Episode) userMessages() func() *jsonv.Object {
+	stated := e.Events[0].Str("now")
+	next := 0
+	return func() *jsonv.Object {
+		for ; next < len(e.Events); next++ {
+			if ev := e.Events[next]; ev.Kind == "user" {
+				next++
+				content := modelagent.UserContent(ev.Str("content"), ev.Str("now"), stated)
+				if now := ev.Str("now"); now != "" {
+					stated = now
+				}
+				return jsonv.NewObject("role", "user", "content", content)
+			}
+		}
+		return nil
+	}
+}
+
 func (e *Episode) rebuiltMessages(msgs []jsonv.Value) []jsonv.Value {
+	user := e.userMessages()
 	for _, ev := range e.Events {
 		switch ev.Kind {
 		case "user":
-			msgs = append(msgs, jsonv.NewObject("role", "user", "content", ev.Str("content")))
+			msgs = append(msgs, user())
 		case "call":
 			args := ev.Value("args")
 			call := jsonv.NewObject("id", ev.Str("id"), "type", "function",

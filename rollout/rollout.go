@@ -469,7 +469,7 @@ func writeAtomic(path string, data []byte) error {
 // usageCounter adds up a model's token usage.
 type usageCounter struct{ prompt, completion int64 }
 
-func (u *usageCounter) OnUser(int, string, string) {}
+func (u *usageCounter) OnUser(int, string, string, string) {}
 func (u *usageCounter) OnAssistant(_ int, _ string, _ []jsonv.Value, usage *jsonv.Object) {
 	if usage != nil {
 		u.prompt += intField(usage, "prompt_tokens")

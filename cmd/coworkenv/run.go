@@ -121,7 +121,7 @@ type transcript struct {
 	task *dsl.Task
 }
 
-func (t *transcript) OnUser(turn int, content, state string) {
+func (t *transcript) OnUser(turn int, content, state, now string) {
 	fmt.Fprintf(t.w, "\n── turn %d of %d ──\nuser: %s\n", turn+1, len(t.task.Turns), content)
 }
 

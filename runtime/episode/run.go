@@ -25,7 +25,8 @@ type Agent interface {
 
 // Observer sees an episode as it happens (transcripts, traces).
 type Observer interface {
-	OnUser(turn int, content, state string)
+	// OnUser is the user's message of a turn, the state hash and the virtual time when it is said.
+	OnUser(turn int, content, state, now string)
 	// OnAssistant is a model's message: its text, its tool calls as the model sent them (a JSON
 	// array in the chat-completions shape), and the token usage (nil when unknown).
 	OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object)
@@ -38,9 +39,9 @@ type Observer interface {
 // Observers sends every event to each observer in turn.
 type Observers []Observer
 
-func (m Observers) OnUser(turn int, content, state string) {
+func (m Observers) OnUser(turn int, content, state, now string) {
 	for _, o := range m {
-		o.OnUser(turn, content, state)
+		o.OnUser(turn, content, state, now)
 	}
 }
 
@@ -148,7 +149,7 @@ func (e *run) exec() {
 		}
 		tr.User = user
 		if e.obs != nil {
-			e.obs.OnUser(i, user, tr.StateBefore)
+			e.obs.OnUser(i, user, tr.StateBefore, e.cur.Clock().NowString())
 		}
 		tc := &TurnContext{e: e, Index: i, User: user, Turn: turn, result: tr}
 		reply, err := e.agent.Turn(e.ctx, tc)
@@ -280,6 +281,10 @@ func (tc *TurnContext) Replies() []string {
 
 // Now is the virtual clock.
 func (tc *TurnContext) Now() string { return tc.e.cur.Clock().NowString() }
+
+// SetupNow is the virtual clock right after setup, before any turn moved it: the time a model's
+// system prompt states (trace start events record it as "now").
+func (tc *TurnContext) SetupNow() string { return tc.e.p.Base.Clock().NowString() }
 
 // Address is the user's mail address.
 func (tc *TurnContext) Address() string { return tc.e.cur.Mail().Address() }

@@ -53,6 +53,7 @@ type Agent struct {
 	tools    []openai.Tool
 	msgs     []openai.ChatCompletionMessage
 	usedIDs  map[string]bool
+	stated   string // the virtual time the model was last told
 }
 
 // New checks cfg, fills in its defaults and returns an agent for one episode.
@@ -172,8 +173,9 @@ func (a *Agent) begin(tc *episode.TurnContext) error {
 		}
 		a.msgs = append(a.msgs, openai.ChatCompletionMessage{
 			Role:    openai.ChatMessageRoleSystem,
-			Content: a.cfg.systemPrompt(tc.Address(), tc.Now()),
+			Content: a.cfg.systemPrompt(tc.Address(), tc.SetupNow()),
 		})
+		a.stated = tc.SetupNow()
 	}
 	a.nextTurn = tc.Index + 1
 	return nil
@@ -217,7 +219,8 @@ func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 	if err := a.begin(tc); err != nil {
 		return "", err
 	}
-	a.msgs = append(a.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: tc.User})
+	a.msgs = append(a.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: UserContent(tc.User, tc.Now(), a.stated)})
+	a.stated = tc.Now()
 	t := &turn{tc: tc}
 	for {
 		if err := ctx.Err(); err != nil {

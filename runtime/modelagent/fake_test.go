@@ -157,7 +157,7 @@ type observer struct {
 	assistant []assistantEvent
 }
 
-func (o *observer) OnUser(int, string, string) {}
+func (o *observer) OnUser(int, string, string, string) {}
 func (o *observer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

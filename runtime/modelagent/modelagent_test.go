@@ -574,9 +574,18 @@ func TestConversationAcrossTurns(t *testing.T) {
 	require.Len(t, msgs, 4)
 	assert.Equal(t, "First question?", msgs[1]["content"])
 	assert.Equal(t, map[string]any{"role": "assistant", "content": ""}, msgs[2])
-	assert.Equal(t, "Second question?", msgs[3]["content"])
+	// turn 2 advances the clock a day: the model is told, in front of the user's words
+	assert.Equal(t, "(It is now Tuesday, 2026-01-06T09:00:00Z.)\n\nSecond question?", msgs[3]["content"])
 	assert.Contains(t, f.rawRequests()[1], `{"role":"assistant","content":""}`)
 	assert.Len(t, a.Messages(), 5)
+}
+
+// The user message carries a note of the time only when the clock moved since the model was
+// last told.
+func TestUserContent(t *testing.T) {
+	assert.Equal(t, "hi", modelagent.UserContent("hi", "2026-01-05T09:00:00Z", "2026-01-05T09:00:00Z"))
+	assert.Equal(t, "(It is now Monday, 2026-01-05T11:00:00Z.)\n\nhi", modelagent.UserContent("hi", "2026-01-05T11:00:00Z", "2026-01-05T09:00:00Z"))
+	assert.Equal(t, "hi", modelagent.UserContent("hi", "", "2026-01-05T09:00:00Z"), "traces written before times were recorded")
 }
 
 // One agent per episode: a second episode is refused.

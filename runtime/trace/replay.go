@@ -172,7 +172,7 @@ func (c *comparer) diverge(ev Event, turn int, diffs []string) {
 	c.div = d
 }
 
-func (c *comparer) OnUser(turn int, content, state string) {
+func (c *comparer) OnUser(turn int, content, state, now string) {
 	if ev, ok := c.take("user", turn); ok {
 		var diffs []string
 		diffs = append(diffs, diffString("content", ev.Str("content"), content)...)

@@ -38,6 +38,9 @@ type Start struct {
 	// System is the system prompt a model agent was given (an extension of SPEC §6: training
 	// data export needs it). Empty for the oracle and noop agents, and then not written.
 	System string
+	// Now is the virtual clock right after setup (an extension of SPEC §6: with the user events'
+	// "now", it tells what time a model was told).
+	Now string
 }
 
 // Writer streams an episode as JSON Lines, one event per line, flushed after each event so that
@@ -60,6 +63,9 @@ func NewWriter(w io.Writer, s Start) *Writer {
 	if s.System != "" {
 		start.Set("system", s.System)
 	}
+	if s.Now != "" {
+		start.Set("now", s.Now)
+	}
 	tw.emit(start)
 	return tw
 }
@@ -71,7 +77,7 @@ func StartOf(p *episode.Prepared, src []byte, runSeed int64, agent string) Start
 		tools[i] = t.Schema()
 	}
 	return Start{Task: p.Task.Name, File: p.Task.File, FileSHA256: FileSHA256(src), Seed: runSeed,
-		Agent: agent, Tools: tools, State: p.Base.Hash()}
+		Agent: agent, Tools: tools, State: p.Base.Hash(), Now: p.Base.Clock().NowString()}
 }
 
 // Err is the first write error.
@@ -94,8 +100,8 @@ func (tw *Writer) emit(o *jsonv.Object) {
 	}
 }
 
-func (tw *Writer) OnUser(turn int, content, state string) {
-	tw.emit(jsonv.NewObject("event", "user", "turn", int64(turn), "content", content, "state", state))
+func (tw *Writer) OnUser(turn int, content, state, now string) {
+	tw.emit(jsonv.NewObject("event", "user", "turn", int64(turn), "content", content, "state", state, "now", now))
 }
 
 func (tw *Writer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
