@@ -306,6 +306,13 @@ func (p *Pool) exchange(ctx context.Context, w *worker, req *request, line []byt
 	}
 }
 
+// oomSignatures in a dead worker's stderr (lower case) mean it ran out of memory.
+var oomSignatures = []string{"out of memory", "cannot allocate memory", "pthread_create failed", "resource temporarily unavailable", "memory limit reached"}
+
+// limitSignatures mean the same when the worker ran under a memory limit: the runtime failing to
+// start a thread, or faulting inside itself, which Go code cannot cause (it panics).
+var limitSignatures = []string{"failed to create new os thread", "fatal error: newosproc", "unexpected signal during runtime execution"}
+
 // classify tells why a worker died: memory-limit or crash, with a message.
 func (p *Pool) classify(w *worker, killedByUs bool) (code, msg string) {
 	tail := w.stderr.String()
@@ -315,12 +322,21 @@ func (p *Pool) classify(w *worker, killedByUs bool) (code, msg string) {
 		limit = "its memory limit of " + bytesString(p.opts.MemoryLimit)
 	}
 	// Under RLIMIT_DATA, running out of memory shows up in several ways: the runtime's fatal
-	// "out of memory", a thread that cannot be created (cgo's pthread_create), or a signal
-	// when something else fails to map memory. A worker that died near its limit ran out of it.
+	// "out of memory", a thread that cannot be created (cgo's pthread_create, or the runtime's
+	// own clone with errno 11 or 12), or a fault when something fails to map memory (the
+	// runtime's "unexpected signal"; a bug in Go code panics instead). A worker that died near
+	// its limit ran out of it too.
 	oom := false
-	for _, m := range []string{"out of memory", "cannot allocate memory", "pthread_create failed", "resource temporarily unavailable", "memory limit reached"} {
+	for _, m := range oomSignatures {
 		if strings.Contains(low, m) {
 			oom = true
+		}
+	}
+	if !oom && p.opts.MemoryLimit > 0 {
+		for _, m := range limitSignatures {
+			if strings.Contains(low, m) {
+				oom = true
+			}
 		}
 	}
 	// (A worker the pool killed for its time has no say in this: its peak proves nothing.)

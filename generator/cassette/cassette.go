@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"io"
 	"net/http"
 	"os"
@@ -279,9 +280,15 @@ func (p *Player) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-// firstDifference shows where two JSON bodies part, compacted so that layout does not count.
+// firstDifference shows where two JSON bodies part, both re-encoded the same way so that layout
+// and escaping (encoding/json writes ">" as "\u003e", other encoders do not) do not count.
 func firstDifference(recorded, now []byte) string {
 	compact := func(b []byte) string {
+		if v, err := jsonv.Decode(b); err == nil {
+			if enc, err := jsonv.Encode(v); err == nil {
+				return string(enc)
+			}
+		}
 		var buf bytes.Buffer
 		if json.Compact(&buf, b) == nil {
 			return buf.String()

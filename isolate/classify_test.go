@@ -1,0 +1,31 @@
+package isolate
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The ways a Go worker dies under RLIMIT_DATA are all memory-limit; a panic is a crash.
+func TestClassify(t *testing.T) {
+	limited := &Pool{opts: Options{MemoryLimit: 256 << 20}}
+	unlimited := &Pool{opts: Options{}}
+	for _, c := range []struct {
+		stderr string
+		p      *Pool
+		code   string
+	}{
+		{"fatal error: runtime: out of memory\n", limited, "memory-limit"},
+		{"runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort\n", limited, "memory-limit"},
+		{"runtime: failed to create new OS thread (have 7 already; errno=11)\nfatal error: newosproc\n", limited, "memory-limit"},
+		{"fatal error: unexpected signal during runtime execution\n[signal SIGSEGV: segmentation violation]\n", limited, "memory-limit"},
+		{"fatal error: unexpected signal during runtime execution\n", unlimited, "crash"},
+		{"panic: boom\n\ngoroutine 1 [running]:\n", limited, "crash"},
+	} {
+		w := &worker{cmd: &exec.Cmd{}, stderr: &tail{max: 1 << 16}}
+		_, _ = w.stderr.Write([]byte(c.stderr))
+		code, msg := c.p.classify(w, false)
+		assert.Equal(t, c.code, code, "%q: %s", c.stderr, msg)
+	}
+}
