@@ -19,14 +19,14 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run one episode of a task with an agent", cmdRun},
-		{"list", "list tasks with capabilities and turn counts", cmdList},
-		{"replay", "replay a trace (or a folder of traces) and report the first divergence", cmdReplay},
 		{"validate", "check tasks: solvable, not trivial, deterministic, verified", cmdValidate},
-		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
+		{"run", "run one episode of a task with an agent", cmdRun},
+		{"replay", "replay a trace (or a folder of traces) and report the first divergence", cmdReplay},
+		{"list", "list tasks with capabilities and turn counts", cmdList},
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop (SPEC §8)", cmdGenerate},
+		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
 	}
 }
 
