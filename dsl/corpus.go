@@ -73,6 +73,14 @@ func (c *Corpus) DisplayPath(rel string) string {
 
 func (c *Corpus) fsPath(rel string) string { return path.Join(c.Root, rel) }
 
+// RelPath maps a path as shown in diagnostics back to a root-relative one.
+func (c *Corpus) RelPath(display string) (string, bool) {
+	if c.Display == "" || c.Display == "." {
+		return display, true
+	}
+	return strings.CutPrefix(display, strings.TrimSuffix(c.Display, "/")+"/")
+}
+
 // HasTaxonomy reports whether the corpus root holds capabilities.star.
 func (c *Corpus) HasTaxonomy() bool {
 	_, err := fs.Stat(c.FS, c.fsPath(CapabilitiesFile))

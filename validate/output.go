@@ -64,7 +64,7 @@ func (r *Report) WriteText(w io.Writer, verbose bool) {
 			continue
 		}
 		for _, d := range t.Diagnostics {
-			WriteDiag(w, d, t.Task, t.Source)
+			WriteDiag(w, d, t.Task, r.source(t, d))
 		}
 	}
 	tasks, files := 0, 0

@@ -57,6 +57,9 @@ type Summary struct {
 type Report struct {
 	Tasks   []*TaskReport
 	Summary Summary
+	// Sources holds the files other than the tasks' own that diagnostics point into (helpers
+	// under lib/, loaded with load()), by the path shown, so that reports can quote them.
+	Sources map[string][]byte
 }
 
 // Invalid reports whether some task is invalid (or, with strict, has a warning).
@@ -70,6 +73,47 @@ func (r *Report) Merge(o *Report) {
 	r.Summary.OK += o.Summary.OK
 	r.Summary.Warn += o.Summary.Warn
 	r.Summary.Invalid += o.Summary.Invalid
+	for k, v := range o.Sources {
+		if r.Sources == nil {
+			r.Sources = map[string][]byte{}
+		}
+		r.Sources[k] = v
+	}
+}
+
+// source is the text of the file a diagnostic of t points into, when the report has it.
+func (r *Report) source(t *TaskReport, d dsl.Diagnostic) []byte {
+	if d.File == t.File {
+		return t.Source
+	}
+	return r.Sources[d.File]
+}
+
+// addSources reads, from the corpus, the files other than the tasks' own that diagnostics
+// point into, and points those diagnostics at the called name as Add does in task files.
+func (r *Report) addSources(c *dsl.Corpus) {
+	for _, t := range r.Tasks {
+		for i, d := range t.Diagnostics {
+			if d.File == "" || d.File == t.File {
+				continue
+			}
+			if r.Sources[d.File] == nil {
+				rel, ok := c.RelPath(d.File)
+				if !ok {
+					continue
+				}
+				src, err := c.ReadSource(rel)
+				if err != nil {
+					continue
+				}
+				if r.Sources == nil {
+					r.Sources = map[string][]byte{}
+				}
+				r.Sources[d.File] = src
+			}
+			t.Diagnostics[i] = dsl.PointAtCallee(d, r.Sources[d.File])
+		}
+	}
 }
 
 // Add appends a task's report: diagnostics at a call are pointed at the called name, the status
@@ -176,6 +220,7 @@ func Corpus(ctx context.Context, c *dsl.Corpus, files []string, opts Options) (*
 			continue
 		}
 	}
+	rep.addSources(c)
 	return rep, nil
 }
 
