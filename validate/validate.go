@@ -321,11 +321,19 @@ func (v *taskCheck) run() {
 		}
 	}
 	note(noop)
+	var oracleFinal *workspace.State // set once the oracle ran without error
 	if noop.Err != nil {
 		v.runErr("noop", noop)
 	} else if noop.Passed {
-		v.add(dsl.NewDiag("trivial", fmt.Sprintf("the noop episode passes (score %s ≥ pass_threshold %s): the verifier accepts a workspace nobody touched; it passed: %s",
-			episode.FormatScore(noop.Score), episode.FormatScore(t.PassThreshold), itemList(noop.Items, true))))
+		// said at the end, when it can name what the oracle changes and no check requires
+		defer func() {
+			what := ""
+			if oracleFinal != nil {
+				what = fmt.Sprintf(" (the oracle %s: require that)", describeDiff(workspace.Diff(noop.Final, oracleFinal), oracleDo))
+			}
+			v.add(dsl.NewDiag("trivial", fmt.Sprintf("the noop episode passes (score %s ≥ pass_threshold %s): the verifier accepts a workspace nobody touched%s; it passed: %s",
+				episode.FormatScore(noop.Score), episode.FormatScore(t.PassThreshold), what, itemList(noop.Items, true))))
+		}()
 	}
 	if !solvable {
 		return
@@ -338,6 +346,7 @@ func (v *taskCheck) run() {
 		v.runErr("oracle", oracle)
 		return
 	}
+	oracleFinal = oracle.Final
 	oracle2 := p2.Run(v.ctx, episode.Oracle{}, episode.RunOptions{})
 	if diff := compareRuns(oracle, oracle2); diff != "" {
 		v.add(dsl.NewDiag("nondeterministic", "two oracle episodes differ: "+diff))
