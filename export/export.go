@@ -35,7 +35,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -361,7 +360,7 @@ func toolMessage(id, content string) *jsonv.Object {
 // resultContent is what the agent shows the model for a result event.
 func resultContent(ev trace.Event) string {
 	if msg, ok := ev.Value("error").(string); ok {
-		return errorContent(msg, ev.Bool("fault"))
+		return modelagent.ToolErrorContent(msg, ev.Bool("fault"))
 	}
 	return ev.Str("content")
 }
@@ -370,30 +369,9 @@ func resultContent(ev trace.Event) string {
 func notRunContent(c *jsonv.Object) string {
 	args := callArgs(c)
 	if _, problem := modelagent.ParseArguments(args); problem != "" {
-		return errorContent(fmt.Sprintf("%s was not run: %s. The arguments were: %s. Send them as one JSON object with the tool's parameters.",
-			callName(c), problem, clip(args, 200)), false)
+		return modelagent.BadArgumentsContent(callName(c), problem, args)
 	}
-	return errorContent("the tool was not run", false)
-}
-
-// errorContent, parseArgs, article and clip say what runtime/modelagent says to the model.
-
-func errorContent(msg string, transient bool) string {
-	o := jsonv.NewObject("error", msg)
-	if transient {
-		o.Set("transient", true)
-	}
-	return jsonv.MustEncode(o)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
+	return modelagent.ToolErrorContent("the tool was not run", false)
 }
 
 func str(o *jsonv.Object, k string) string {

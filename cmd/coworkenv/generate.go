@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -55,28 +53,6 @@ func (l *genList) Set(s string) error {
 	return nil
 }
 
-// genTemperature is --temperature: given or not.
-type genTemperature struct {
-	v   float64
-	set bool
-}
-
-func (t *genTemperature) String() string {
-	if t == nil || !t.set {
-		return ""
-	}
-	return strconv.FormatFloat(t.v, 'g', -1, 64)
-}
-
-func (t *genTemperature) Set(s string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		return fmt.Errorf("%q is not a number >= 0", s)
-	}
-	t.v, t.set = f, true
-	return nil
-}
-
 func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("generate", generateUsage, stderr)
 	var caps genList
@@ -89,7 +65,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "seed of the first attempt; attempt i uses seed+i")
 	model := fs.String("model", "", "the model name (required, unless --replay gives it)")
 	baseURL := fs.String("base-url", "", "the API's base URL, like http://localhost:8000/v1 (default $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
-	var temp genTemperature
+	var temp optFloat
 	fs.Var(&temp, "temperature", "sampling temperature, sent as given, 0 included (default: the server's)")
 	maxTokens := fs.Int("max-tokens", 0, "cap on the tokens of each answer (0: no cap)")
 	record := fs.String("record", "", "save every model exchange to this cassette")

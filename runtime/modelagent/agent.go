@@ -277,9 +277,7 @@ func (a *Agent) runCall(ctx context.Context, t *turn, c openai.ToolCall) (done b
 			return true, nil
 		}
 		t.issued++
-		msg := fmt.Sprintf("%s was not run: %s. The arguments were: %s. Send them as one JSON object with the tool's parameters.",
-			name, problem, clip(c.Function.Arguments, 200))
-		a.toolMessage(c.ID, errorContent(msg, false))
+		a.toolMessage(c.ID, BadArgumentsContent(name, problem, c.Function.Arguments))
 		return false, nil
 	}
 	t.issued++
@@ -296,7 +294,7 @@ func (a *Agent) runCall(ctx context.Context, t *turn, c openai.ToolCall) (done b
 		return true, err
 	}
 	if call.IsError {
-		a.toolMessage(c.ID, errorContent(call.Error, call.Fault))
+		a.toolMessage(c.ID, ToolErrorContent(call.Error, call.Fault))
 	} else {
 		a.toolMessage(c.ID, call.Content)
 	}
@@ -457,7 +455,16 @@ func clip(s string, n int) string {
 }
 
 // errorContent is the tool message of a failed call.
-func errorContent(msg string, transient bool) string {
+// BadArgumentsContent is the tool message of a call the agent did not run because its arguments
+// are not a JSON object (problem as ParseArguments says it).
+func BadArgumentsContent(name, problem, args string) string {
+	return ToolErrorContent(fmt.Sprintf("%s was not run: %s. The arguments were: %s. Send them as one JSON object with the tool's parameters.",
+		name, problem, clip(args, 200)), false)
+}
+
+// ToolErrorContent is the tool message of a failed call: {"error": msg}, with "transient": true
+// for an injected fault. export sft writes the same, so training data says what the model saw.
+func ToolErrorContent(msg string, transient bool) string {
 	o := jsonv.NewObject("error", msg)
 	if transient {
 		o.Set("transient", true)
@@ -473,6 +480,6 @@ func (a *Agent) toolMessage(id, content string) {
 // tool message (OpenAI rejects a history without).
 func (a *Agent) notRun(calls []openai.ToolCall, why string) {
 	for _, c := range calls {
-		a.toolMessage(c.ID, errorContent(why, false))
+		a.toolMessage(c.ID, ToolErrorContent(why, false))
 	}
 }
