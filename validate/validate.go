@@ -427,6 +427,16 @@ func (v *taskCheck) run() {
 		}
 	}
 
+	// Honest rewards: is the verifier sensitive to wrong content and extra actions, invariant
+	// under harmless rewrites of prose, awake to changes between turns, and is the reference
+	// fair (it uses nothing an agent could not have seen)?
+	base := &oracleRun{p: p, res: oracle, calls: calls, replies: replies, note: note}
+	v.checkHiddenInfo(base)
+	v.checkContent(base)
+	v.checkSideEffects(base)
+	v.checkBrittle(base)
+	v.checkChange(base)
+
 	// unused-tool: task-defined tools and built-ins named one by one.
 	called := map[string]bool{}
 	for _, c := range oracle.Calls {
@@ -444,6 +454,19 @@ func (v *taskCheck) run() {
 			v.add(d)
 		}
 	}
+}
+
+// oracleRun is the passing reference episode the honest-reward checks start from.
+type oracleRun struct {
+	p   *episode.Prepared
+	res *episode.Result
+	// calls are the oracle's successful calls per turn, replies its reply per turn: a Scripted
+	// agent given both replays the oracle exactly.
+	calls   [][]episode.ScriptedCall
+	replies []string
+	// note records which tools a run's verifiers asked about (for unused-tool); call it on every
+	// result of a mutation run.
+	note func(*episode.Result)
 }
 
 // Verbs for describeDiff: how a state lacking some work differs from the oracle's, and what the

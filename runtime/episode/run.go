@@ -80,12 +80,15 @@ type RunOptions struct {
 	Observer Observer
 	// NoFaults turns fault injection off (the validator's mutation replays).
 	NoFaults bool
+	// SkipBefore, when k > 0, leaves out the `before` of turn k (1-based): the validator's
+	// blind-to-change check runs a turn's reference on the state as it was without the change.
+	SkipBefore int
 }
 
 // Run runs one episode from the prepared state. Everything that goes wrong inside the episode
 // is in Result.Err; a cancelled context ends it the same way.
 func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result {
-	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
+	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, skipBefore: ro.SkipBefore, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
 	e.res = &Result{Task: p.Task.Name, Agent: agent.Name(), Seed: p.Seed, StartState: p.Base.Hash()}
 	e.exec()
 	r := e.res
@@ -116,8 +119,10 @@ type run struct {
 	res      *Result
 	turn     int
 	noFaults bool
-	attempts map[string]int  // per tool, for fault draws
-	queried  map[string]bool // tool names verifiers asked about through ep.called
+	// skipBefore is RunOptions.SkipBefore
+	skipBefore int
+	attempts   map[string]int  // per tool, for fault draws
+	queried    map[string]bool // tool names verifiers asked about through ep.called
 }
 
 func (e *run) exec() {
@@ -132,7 +137,7 @@ func (e *run) exec() {
 				return
 			}
 		}
-		if turn.Before != nil {
+		if turn.Before != nil && e.skipBefore != i+1 {
 			ws := wsmod.New(e.cur, wsmod.Options{Initial: e.p.Base})
 			if _, err := dsl.Call(e.ctx, e.p.Limits, "before", turn.Before, starlark.Tuple{ws}, nil, e.p.prepare(nil)); err != nil {
 				d := dsl.ErrorDiag("script-error", err)
