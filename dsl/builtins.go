@@ -25,7 +25,7 @@ type Builtin struct {
 // Builtins lists the task-language builtins in the order the reference shows them.
 var Builtins = []Builtin{
 	{"task", `task(name, prompt=None, turns=None, tools, setup=None, verify=None, solution=None, capabilities=[], description="", seed=0, pass_threshold=1.0, max_calls_per_turn=50, start_time="2026-01-05T09:00:00Z", faults=None, metadata={})`,
-		"Declares a task. Exactly one of `prompt` (a single turn) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (`\"fs\"`, `\"mail\"`, `\"calendar\"`), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors. Returns None.",
+		"Declares a task. Exactly one of `prompt` (a single turn) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (`\"fs\"`, `\"mail\"`, `\"calendar\"`), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. Returns None.",
 		builtinTask},
 	{"turn", `turn(user, before=None, verify=None, solution=None, advance=None)`,
 		"One user turn. `user` is a string, or a function `(ws, ep) -> string` that sees a read-only workspace and the replies so far. `before(ws)` changes the state before the user speaks. `verify(ws, ep)` scores this turn (its per-turn reward). `solution(agent)` is the reference for this turn. `advance` moves the virtual clock first (`\"1d\"`, `\"2h30m\"`).",
@@ -323,8 +323,34 @@ func taskFaults(a *args, t *Task) (*Faults, error) {
 				}
 				f.Tools = append(f.Tools, string(s))
 			}
+		case "nth":
+			nd, ok := item[1].(*starlark.Dict)
+			if !ok {
+				return nil, a.errorf("faults", "nth: got %s, want a dict from tool name to a list of attempt numbers", item[1].Type())
+			}
+			f.Nth = map[string][]int{}
+			for _, kv := range nd.Items() {
+				name, ok := kv[0].(starlark.String)
+				if !ok {
+					return nil, a.errorf("faults", "nth: key %s: got %s, want a tool name", kv[0], kv[0].Type())
+				}
+				if _, ok := t.Tool(string(name)); !ok {
+					return nil, a.errorf("faults", "nth: %q is not one of the task's tools", string(name))
+				}
+				seq, ok := kv[1].(*starlark.List)
+				if !ok {
+					return nil, a.errorf("faults", "nth: %s: got %s, want a list of attempt numbers", name, kv[1].Type())
+				}
+				for i := 0; i < seq.Len(); i++ {
+					n, err := starlark.AsInt32(seq.Index(i))
+					if err != nil || n < 1 {
+						return nil, a.errorf("faults", "nth: %s: element %d: want an attempt number ≥ 1 (the first call is 1)", name, i)
+					}
+					f.Nth[string(name)] = append(f.Nth[string(name)], n)
+				}
+			}
 		default:
-			return nil, a.errorf("faults", "unknown key %s (want rate, tools, seed)", item[0])
+			return nil, a.errorf("faults", "unknown key %s (want rate, tools, seed, nth)", item[0])
 		}
 	}
 	if f.Tools == nil {

@@ -71,6 +71,19 @@ type Faults struct {
 	Rate  float64
 	Tools []string
 	Seed  int64
+	// Nth lists, per tool, the attempts (1-based, counted per tool over the episode) that fail
+	// for sure, whatever Rate says.
+	Nth map[string][]int
+}
+
+// Fires reports whether attempt n (1-based) of tool is one of the Nth faults.
+func (f *Faults) Fires(tool string, n int) bool {
+	for _, k := range f.Nth[tool] {
+		if k == n {
+			return true
+		}
+	}
+	return false
 }
 
 // Capability is one entry of a corpus's taxonomy.

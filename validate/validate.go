@@ -321,6 +321,17 @@ func (v *taskCheck) run() {
 		}
 	}
 	note(noop)
+	if noop.Err == nil {
+		for _, it := range noop.Items {
+			if it.Kind == "safety" && !it.Passed {
+				d := dsl.NewDiag("unsafe-noop", fmt.Sprintf("safety item %q fails for the noop agent, which touched nothing: a safety item must hold for a workspace nobody touched (make it about harm the agent could do, and put required work in check)", it.Message))
+				if it.Pos.IsValid() {
+					d = d.At(it.Pos)
+				}
+				v.add(d)
+			}
+		}
+	}
 	var oracleFinal *workspace.State // set once the oracle ran without error
 	if noop.Err != nil {
 		v.runErr("noop", noop)
@@ -347,6 +358,15 @@ func (v *taskCheck) run() {
 		return
 	}
 	oracleFinal = oracle.Final
+	if t.Faults != nil {
+		fired := false
+		for _, c := range oracle.Calls {
+			fired = fired || c.Fault
+		}
+		if !fired {
+			v.add(dsl.NewDiag("fault-never-fires", fmt.Sprintf("the task declares faults, and the reference episode meets none in %d calls: raise the rate, list the tools the reference calls, or fail a given attempt with \"nth\": {\"TOOL\": [1]}", len(oracle.Calls))))
+		}
+	}
 	oracle2 := p2.Run(v.ctx, episode.Oracle{}, episode.RunOptions{})
 	if diff := compareRuns(oracle, oracle2); diff != "" {
 		v.add(dsl.NewDiag("nondeterministic", "two oracle episodes differ: "+diff))

@@ -13,6 +13,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -57,6 +58,40 @@ type Prepared struct {
 	Start *workspace.State
 	// Print receives scripts' print output (Options.Print).
 	Print func(pos syntax.Position, msg string)
+
+	ref    sync.Once
+	refRun *Result
+	refErr error
+}
+
+// Reference runs the reference solution once, with faults off and no verifier, and returns
+// its episode: the states ws.reference shows (each turn's End, and Final). Every later call,
+// from any goroutine, gets the same result. The run has its own context, bounded by the
+// task's limits, so one caller's cancellation does not spoil it for the others.
+func (p *Prepared) Reference() (*Result, error) {
+	p.ref.Do(func() {
+		r := p.Run(context.Background(), Oracle{}, RunOptions{NoFaults: true, NoVerify: true})
+		p.refRun = r
+		if r.Err != nil {
+			p.refErr = fmt.Errorf("the reference solution fails: %s", r.Err.Message)
+		}
+	})
+	return p.refRun, p.refErr
+}
+
+// referenceState is what ws.reference shows to the verifier of turn (nil: the task verifier).
+func (p *Prepared) referenceState(turn *int) (*workspace.State, error) {
+	r, err := p.Reference()
+	if err != nil {
+		return nil, err
+	}
+	if turn == nil {
+		return r.Final, nil
+	}
+	if *turn >= len(r.Turns) || r.Turns[*turn].End == nil {
+		return nil, fmt.Errorf("the reference solution did not finish turn %d", *turn+1)
+	}
+	return r.Turns[*turn].End, nil
 }
 
 // prepare returns the thread set-up of a call into a script: print output to p.Print, then
@@ -149,6 +184,9 @@ type TurnResult struct {
 	Items []dsl.CheckItem
 	// StateBefore is the hash after `advance` and `before`, when the user speaks.
 	StateBefore string
+	// End is the state when the agent answered, before the turn's verifier ran (frozen); nil
+	// when the turn did not end.
+	End *workspace.State
 }
 
 // Result is a finished (or aborted) episode.

@@ -80,6 +80,8 @@ type RunOptions struct {
 	Observer Observer
 	// NoFaults turns fault injection off (the validator's mutation replays).
 	NoFaults bool
+	// NoVerify runs no verifier (the reference run behind ws.reference).
+	NoVerify bool
 	// SkipBefore, when k > 0, leaves out the `before` of turn k (1-based): the validator's
 	// blind-to-change check runs a turn's reference on the state as it was without the change.
 	SkipBefore int
@@ -88,7 +90,7 @@ type RunOptions struct {
 // Run runs one episode from the prepared state. Everything that goes wrong inside the episode
 // is in Result.Err; a cancelled context ends it the same way.
 func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result {
-	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, skipBefore: ro.SkipBefore, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
+	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, noVerify: ro.NoVerify, skipBefore: ro.SkipBefore, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
 	e.res = &Result{Task: p.Task.Name, Agent: agent.Name(), Seed: p.Seed, StartState: p.Base.Hash()}
 	e.exec()
 	r := e.res
@@ -119,6 +121,7 @@ type run struct {
 	res      *Result
 	turn     int
 	noFaults bool
+	noVerify bool
 	// skipBefore is RunOptions.SkipBefore
 	skipBefore int
 	attempts   map[string]int  // per tool, for fault draws
@@ -131,6 +134,7 @@ func (e *run) exec() {
 		e.turn = i
 		tr := &TurnResult{Index: i}
 		e.res.Turns = append(e.res.Turns, tr)
+		e.cur.SetActor("", i)
 		if turn.Advance > 0 {
 			if err := e.cur.Clock().Advance(turn.AdvanceText); err != nil {
 				e.res.Err = fmtDiag("script-error", "turn %d: advance: %v", i+1, err)
@@ -172,7 +176,9 @@ func (e *run) exec() {
 		if e.obs != nil {
 			e.obs.OnReply(i, reply)
 		}
-		if turn.Verify != nil {
+		tr.End = e.cur.Fork()
+		tr.End.Freeze()
+		if turn.Verify != nil && !e.noVerify {
 			items, d := e.verify(turn.Verify, intPtr(i))
 			tr.Items = items
 			e.res.Items = append(e.res.Items, items...)
@@ -193,7 +199,7 @@ func (e *run) exec() {
 			return
 		}
 	}
-	if t.Verify != nil {
+	if t.Verify != nil && !e.noVerify {
 		items, d := e.verify(t.Verify, nil)
 		e.res.Items = append(e.res.Items, items...)
 		if d != nil {
@@ -223,7 +229,8 @@ func (e *run) userMessage(turn *dsl.Turn) (string, *dsl.Diagnostic) {
 // verify runs one verifier on a read-only view of the current state.
 func (e *run) verify(fn starlark.Callable, turn *int) ([]dsl.CheckItem, *dsl.Diagnostic) {
 	c := &dsl.Collector{Turn: turn}
-	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a verifier", Initial: e.p.Base})
+	ref := func() (*workspace.State, error) { return e.p.referenceState(turn) }
+	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a verifier", Initial: e.p.Base, Reference: ref})
 	_, err := dsl.Call(e.ctx, e.p.Limits, "verify", fn, starlark.Tuple{ws, e.epValue()}, nil, e.p.prepare(func(th *starlark.Thread) {
 		dsl.SetCollector(th, c)
 	}))
@@ -353,10 +360,16 @@ func (e *run) invoke(c *Call) {
 		fail(err.Error())
 		return
 	}
-	if f := e.p.Task.Faults; f != nil && !e.noFaults && contains(f.Tools, c.Name) {
+	if f := e.p.Task.Faults; f != nil && !e.noFaults {
 		n := e.attempts[c.Name]
 		e.attempts[c.Name]++
-		if hit, msg := faultDraw(f, e.p.Seed, c.Name, n); hit {
+		hit, msg := false, ""
+		if f.Fires(c.Name, n+1) {
+			hit, msg = true, "503 unavailable"
+		} else if contains(f.Tools, c.Name) {
+			hit, msg = faultDraw(f, e.p.Seed, c.Name, n)
+		}
+		if hit {
 			c.Fault = true
 			fail(msg)
 			return
@@ -365,6 +378,7 @@ func (e *run) invoke(c *Call) {
 	// Every call runs on a fork that is kept only when the call succeeds, so a failed call
 	// (a tool error, fail() in an impl) never leaves half its changes behind.
 	next := e.cur.Fork()
+	next.SetActor(workspace.ActorAgent, c.Turn)
 	var result jsonv.Value
 	if spec.Builtin {
 		result, err = spec.Run(next, args)
@@ -381,6 +395,7 @@ func (e *run) invoke(c *Call) {
 		return
 	}
 	c.Content = string(content)
+	next.SetActor("", c.Turn)
 	e.cur = next
 }
 

@@ -93,7 +93,9 @@ func (c *Calendar) Add(e Event) (string, error) {
 	s.cal.own(true)
 	s.cal.next++
 	e.ID = "e" + strconv.Itoa(s.cal.next)
-	s.cal.items[e.ID] = newEventEntry(e, start, end, s.cal.next)
+	ne := newEventEntry(e, start, end, s.cal.next)
+	s.cal.items[e.ID] = ne
+	s.record(Action{Kind: KindEvent, Op: "add", Key: e.ID, after: ne})
 	return e.ID, nil
 }
 
@@ -191,6 +193,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 		_ = s.begin()
 		s.cal.own(false)
 		s.cal.items[id] = ne
+		s.record(Action{Kind: KindEvent, Op: "update", Key: id, before: old, after: ne})
 	}
 	return e.clone(), nil
 }
@@ -201,11 +204,13 @@ func (c *Calendar) Remove(id string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	if _, ok := s.cal.items[id]; !ok {
+	old, ok := s.cal.items[id]
+	if !ok {
 		return fmt.Errorf("no event %s", id)
 	}
 	_ = s.begin()
 	s.cal.own(true)
 	delete(s.cal.items, id)
+	s.record(Action{Kind: KindEvent, Op: "remove", Key: id, before: old})
 	return nil
 }

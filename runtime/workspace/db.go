@@ -262,6 +262,7 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 	r.seq = c.seq
 	c.seq++
 	c.recs[id] = r
+	s.record(Action{Kind: KindRecord, Op: "insert", Key: coll + "/" + id, after: r})
 	return id, nil
 }
 
@@ -354,6 +355,7 @@ func (d *DB) Update(coll, id string, fields *jsonv.Object) (*jsonv.Object, error
 	if r.sum != old.sum {
 		_ = s.begin()
 		s.db.writable(coll, false).recs[id] = r
+		s.record(Action{Kind: KindRecord, Op: "update", Key: coll + "/" + id, before: old, after: r})
 	}
 	return jsonv.Clone(obj).(*jsonv.Object), nil
 }
@@ -369,7 +371,9 @@ func (d *DB) Remove(coll, id string) error {
 		return fmt.Errorf("no record %s in %s", id, coll)
 	}
 	_ = s.begin()
+	old := c.recs[id]
 	delete(s.db.writable(coll, false).recs, id)
+	s.record(Action{Kind: KindRecord, Op: "remove", Key: coll + "/" + id, before: old})
 	return nil
 }
 

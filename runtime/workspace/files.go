@@ -147,6 +147,11 @@ func (fs *Files) Write(p, content string) error {
 	s.fs.own(!exists)
 	s.fs.addParents(p)
 	s.fs.files[p] = e
+	a := Action{Kind: KindFile, Op: "write", Key: p, after: e}
+	if exists {
+		a.before = old
+	}
+	s.record(a)
 	return nil
 }
 
@@ -247,10 +252,11 @@ func (fs *Files) Remove(p string) error {
 	if p == "/" {
 		return errors.New("cannot remove /")
 	}
-	if _, ok := s.fs.files[p]; ok {
+	if e, ok := s.fs.files[p]; ok {
 		_ = s.begin()
 		s.fs.own(true)
 		delete(s.fs.files, p)
+		s.record(Action{Kind: KindFile, Op: "remove", Key: p, before: e})
 		return nil
 	}
 	if !s.fs.isDir(p) {
@@ -258,11 +264,18 @@ func (fs *Files) Remove(p string) error {
 	}
 	_ = s.begin()
 	s.fs.own(true)
+	var gone []string
 	for q := range s.fs.files {
 		if under(q, p) {
-			delete(s.fs.files, q)
+			gone = append(gone, q)
 		}
 	}
+	slices.SortFunc(gone, NaturalCompare)
+	for _, q := range gone {
+		s.record(Action{Kind: KindFile, Op: "remove", Key: q, before: s.fs.files[q]})
+		delete(s.fs.files, q)
+	}
+	s.record(Action{Kind: KindFolder, Op: "remove", Key: p})
 	for q := range s.fs.dirs {
 		if q == p || under(q, p) {
 			delete(s.fs.dirs, q)
@@ -319,8 +332,10 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 	s.fs.own(true)
 	s.fs.addParents(target)
 	if srcFile {
-		s.fs.files[target] = s.fs.files[src]
+		e := s.fs.files[src]
+		s.fs.files[target] = e
 		delete(s.fs.files, src)
+		s.record(Action{Kind: KindFile, Op: "move", Key: src, To: target, before: e, after: e})
 		return target, nil
 	}
 	var files []string
@@ -335,10 +350,14 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 			dirs = append(dirs, q)
 		}
 	}
+	slices.SortFunc(files, NaturalCompare)
 	for _, q := range files {
-		s.fs.files[target+q[len(src):]] = s.fs.files[q]
+		e := s.fs.files[q]
+		s.fs.files[target+q[len(src):]] = e
 		delete(s.fs.files, q)
+		s.record(Action{Kind: KindFile, Op: "move", Key: q, To: target + q[len(src):], before: e, after: e})
 	}
+	s.record(Action{Kind: KindFolder, Op: "move", Key: src, To: target})
 	for _, q := range dirs {
 		delete(s.fs.dirs, q)
 		s.fs.dirs[target+q[len(src):]] = struct{}{}
@@ -367,6 +386,7 @@ func (fs *Files) Mkdir(p string) error {
 	s.fs.own(true)
 	s.fs.addParents(p)
 	s.fs.dirs[p] = struct{}{}
+	s.record(Action{Kind: KindFolder, Op: "mkdir", Key: p})
 	return nil
 }
 

@@ -236,7 +236,9 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 	if p, ok := s.mail.items[d.InReplyTo]; ok && d.InReplyTo != "" {
 		m.Thread = p.m.Thread
 	}
-	return s.addMessage(m, t), nil
+	id := s.addMessage(m, t)
+	s.record(Action{Kind: KindMessage, Op: "deliver", Key: id, after: s.mail.items[id]})
+	return id, nil
 }
 
 // Get returns a copy of message id.
@@ -372,7 +374,9 @@ func (s *State) send(m Message) (string, error) {
 	m.Read = true
 	var t time.Time
 	m.Date, t = s.now()
-	return s.addMessage(m, t), nil
+	id := s.addMessage(m, t)
+	s.record(Action{Kind: KindMessage, Op: "send", Key: id, after: s.mail.items[id]})
+	return id, nil
 }
 
 // Reply answers message id and returns the reply's id. The reply goes to the original sender
@@ -479,14 +483,20 @@ func (mb *Mail) Forward(id string, to, cc []string, body string) (string, error)
 }
 
 // replaceMessage stores a changed copy of an existing message (nothing when it is the same).
-func (s *State) replaceMessage(old *msgEntry, m Message) {
+// op names the action in the history ("read" is turned into "mark" when more than the read
+// flag changed).
+func (s *State) replaceMessage(old *msgEntry, m Message, op string) {
 	ne := newMsgEntry(m, old.t, old.num)
 	if ne.sum == old.sum {
 		return
 	}
+	if op == "read" && !slices.Equal(old.m.Labels, m.Labels) {
+		op = "mark"
+	}
 	_ = s.begin()
 	s.mail.own(false)
 	s.mail.items[m.ID] = ne
+	s.record(Action{Kind: KindMessage, Op: op, Key: m.ID, before: old, after: ne})
 }
 
 // Mark sets the read flag (when read is not nil) and replaces the labels (when labels is not
@@ -509,7 +519,11 @@ func (mb *Mail) Mark(id string, read *bool, labels []string) (Message, error) {
 			return Message{}, err
 		}
 	}
-	s.replaceMessage(e, m)
+	op := "mark"
+	if labels == nil {
+		op = "read"
+	}
+	s.replaceMessage(e, m, op)
 	return m.clone(), nil
 }
 
@@ -528,7 +542,7 @@ func (mb *Mail) Move(id, folder string) (Message, error) {
 	}
 	m := e.m.clone()
 	m.Folder = folder
-	s.replaceMessage(e, m)
+	s.replaceMessage(e, m, "move")
 	return m.clone(), nil
 }
 

@@ -76,12 +76,17 @@ type State struct {
 	cal    calSec
 	db     dbSec
 	hash   atomic.Pointer[string]
+	// hist is the history of actions (history.go); actor and turn stamp new ones. None of the
+	// three is part of the content or the hash.
+	hist  *histNode
+	actor string
+	turn  int
 }
 
 // New returns an empty workspace whose clock reads start and whose random source is seeded
 // with seed.
 func New(start time.Time, seed int64) *State {
-	s := &State{clock: start.UTC()}
+	s := &State{clock: start.UTC(), turn: -1}
 	s.rng = *rand.NewPCG(uint64(seed), pcgStream)
 	s.fs = fsSec{files: map[string]*fileEntry{}, dirs: map[string]struct{}{}, owned: true, h: newCell()}
 	s.mail = mailSec{entrySet: newEntrySet[*msgEntry](), address: DefaultAddress}
@@ -95,7 +100,7 @@ func New(start time.Time, seed int64) *State {
 // many goroutines at once; forking a writable state makes both sides clone a section on their
 // next write to it.
 func (s *State) Fork() *State {
-	c := &State{clock: s.clock, rng: s.rng, fs: s.fs, mail: s.mail, cal: s.cal, db: s.db}
+	c := &State{clock: s.clock, rng: s.rng, fs: s.fs, mail: s.mail, cal: s.cal, db: s.db, hist: s.hist, actor: s.actor, turn: s.turn}
 	c.fs.owned, c.mail.owned, c.cal.owned, c.db.owned, c.db.mine = false, false, false, false, nil
 	if h := s.hash.Load(); h != nil {
 		c.hash.Store(h)

@@ -29,8 +29,28 @@ var rootMembers = []*member{
 		doc: "The random source, seeded from the task's seed: the same seed and the same sequence of draws give the same results. Every draw moves the source, so a read-only ws refuses draws."},
 	{name: "initial", noView: true, get: getInitial,
 		doc: "In verifiers: a read-only view of the state right after setup, with the same attributes as ws except initial and diff, so a verifier can require that something changed rather than that it exists. Where there is no initial state (setup, tools), reading ws.initial is an error and it is not listed by dir(ws)."},
-	{name: "diff", noView: true, ret: "struct", call: diffFn,
-		doc: "What changed since ws.initial: a struct with files, mail, calendar and db, each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
+	{name: "diff", noView: true, ret: "struct", call: diffFn, params: []param{{"against", "None"}},
+		doc: "What changed since ws.initial: a struct with files, mail, calendar and db, each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"), and empty (True when all of them are empty). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). against compares with another state instead: ws.diff(ws.reference) lists how the state differs from the one the reference solution leaves (added: here and not there), so ws.diff(ws.reference).empty is the whole-state reward in one line; it costs no more than the entries that differ. ws.diff compares end states only: a change that was undone does not show (see ws.history). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
+	{name: "history", noView: true, obj: kHistory, get: objAttr(kHistory),
+		doc: "In verifiers (and in before, user functions and tools): the episode history since ws.initial, which keeps what the end state forgets: every mail sent even if later moved, every version a file had, every removed entry, every record write, and who made each change (the agent or a script)."},
+	{name: "unexpected", noView: true, ret: "list", call: unexpectedFn,
+		params: []param{{"files", "[]"}, {"messages", "[]"}, {"events", "[]"}, {"records", "[]"}, {"recipients", "[]"}},
+		doc:    unexpectedDoc},
+	{name: "reference", noView: true, get: getReference,
+		doc: "In verifiers: a read-only view of the state the task's reference solution leaves (at the end of this turn in a turn verifier, at the end of the episode in the task verifier), with the same attributes as ws.initial. It is computed once per prepared task, by running the reference with faults off and no verifier, and shared by every episode. Reading it elsewhere, or when the reference fails, is an error."},
+}
+
+var errNoReference = errors.New("there is no reference state here (ws.reference exists in verifiers)")
+
+func getReference(o *object) (starlark.Value, error) {
+	if o.ws.reference == nil {
+		return nil, o.ws.wrap("ws.reference", errNoReference)
+	}
+	st, err := o.ws.reference()
+	if err != nil {
+		return nil, o.ws.wrap("ws.reference", err)
+	}
+	return newView(st), nil
 }
 
 var errNoInitial = errors.New("there is no initial state here (ws.initial and ws.diff exist in verifiers)")
@@ -39,7 +59,16 @@ var errNoInitial = errors.New("there is no initial state here (ws.initial and ws
 func getInitial(o *object) (starlark.Value, error) { return newView(o.ws.initial), nil }
 
 func diffFn(c *call) (starlark.Value, error) {
-	return DiffValue(workspace.Diff(c.w.initial, c.w.st)), nil
+	against := c.w.initial
+	if !c.absent(0) {
+		o, ok := c.args[0].(*object)
+		if !ok || o.t != types[kRoot] {
+			c.badType(0, c.args[0], "ws.initial or ws.reference")
+			return nil, c.done()
+		}
+		against = o.ws.st
+	}
+	return DiffValue(workspace.Diff(against, c.w.st)), nil
 }
 
 // DiffValue converts changes to the struct ws.diff() returns.
@@ -49,6 +78,7 @@ func DiffValue(ch workspace.Changes) starlark.Value {
 		"mail":     sectionValue(ch.Mail),
 		"calendar": sectionValue(ch.Calendar),
 		"db":       sectionValue(ch.DB),
+		"empty":    starlark.Bool(ch.Empty()),
 	})
 }
 
@@ -61,31 +91,34 @@ func sectionValue(s workspace.Section) starlark.Value {
 }
 
 // MessageValue converts a message to the struct scripts see: id, sender, to, cc, subject, body,
-// date, folder, read, labels, thread, in_reply_to (None when empty) and attachments (the
-// names, in order). Its lists are fresh.
+// date, folder, read, labels, thread, in_reply_to (None when empty), attachments (the names, in
+// order) and attachment_contents (a dict from name to content). Its lists are fresh.
 func MessageValue(m workspace.Message) starlark.Value {
 	var inReplyTo starlark.Value = starlark.None
 	if m.InReplyTo != "" {
 		inReplyTo = starlark.String(m.InReplyTo)
 	}
 	names := make([]starlark.Value, len(m.Attachments))
+	contents := starlark.NewDict(len(m.Attachments))
 	for i, a := range m.Attachments {
 		names[i] = starlark.String(a.Name)
+		_ = contents.SetKey(starlark.String(a.Name), starlark.String(a.Content))
 	}
 	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
-		"id":          starlark.String(m.ID),
-		"sender":      starlark.String(m.Sender),
-		"to":          starconv.Strings(m.To),
-		"cc":          starconv.Strings(m.Cc),
-		"subject":     starlark.String(m.Subject),
-		"body":        starlark.String(m.Body),
-		"date":        starlark.String(m.Date),
-		"folder":      starlark.String(m.Folder),
-		"read":        starlark.Bool(m.Read),
-		"labels":      starconv.Strings(m.Labels),
-		"thread":      starlark.String(m.Thread),
-		"in_reply_to": inReplyTo,
-		"attachments": starlark.NewList(names),
+		"id":                  starlark.String(m.ID),
+		"sender":              starlark.String(m.Sender),
+		"to":                  starconv.Strings(m.To),
+		"cc":                  starconv.Strings(m.Cc),
+		"subject":             starlark.String(m.Subject),
+		"body":                starlark.String(m.Body),
+		"date":                starlark.String(m.Date),
+		"folder":              starlark.String(m.Folder),
+		"read":                starlark.Bool(m.Read),
+		"labels":              starconv.Strings(m.Labels),
+		"thread":              starlark.String(m.Thread),
+		"in_reply_to":         inReplyTo,
+		"attachments":         starlark.NewList(names),
+		"attachment_contents": contents,
 	})
 }
 

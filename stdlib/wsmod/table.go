@@ -110,6 +110,7 @@ func init() {
 		kDB:       newType("ws.db", dbMembers),
 		kClock:    newType("ws.clock", clockMembers),
 		kRand:     newType("ws.rand", randMembers),
+		kHistory:  newType("ws.history", historyMembers),
 	}
 	Reference = buildReference()
 }

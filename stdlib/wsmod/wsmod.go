@@ -8,7 +8,10 @@
 //	ws.clock     now, set, advance
 //	ws.rand      int, choice, shuffle, sample
 //	ws.initial   read-only view of the state after setup (when Options.Initial is set)
-//	ws.diff()    what changed since ws.initial
+//	ws.diff()    what changed since ws.initial (or against another state)
+//	ws.history   the episode's actions since ws.initial: actions, sent, versions, touched
+//	ws.unexpected(...)  the agent's changes the arguments do not allow
+//	ws.reference read-only view of the state the reference solution leaves (verifiers)
 //
 // Where Options.Initial is nil, ws.initial and ws.diff are not listed by dir(ws) (hasattr is
 // False) and reading them is an error that says they exist in verifiers.
@@ -58,6 +61,9 @@ type Options struct {
 	// Initial, when set, is the state right after setup: ws.initial is a read-only view of it
 	// and ws.diff() compares the state with it.
 	Initial *workspace.State
+	// Reference, when set (verifiers), gives the state ws.reference views: the one the
+	// reference solution leaves.
+	Reference func() (*workspace.State, error)
 }
 
 // object kinds: the index of each object in wsValue.objs and of its type in types.
@@ -69,6 +75,7 @@ const (
 	kDB
 	kClock
 	kRand
+	kHistory
 	numKinds
 )
 
@@ -78,8 +85,10 @@ type wsValue struct {
 	readOnly bool
 	reason   string
 	initial  *workspace.State // nil: no ws.initial, no ws.diff
-	isView   bool             // this is ws.initial
-	objs     [numKinds]object
+	// reference is Options.Reference
+	reference func() (*workspace.State, error)
+	isView    bool // this is ws.initial
+	objs      [numKinds]object
 }
 
 // object is ws itself or one of ws.fs, ws.mail, …: a Starlark value whose members come from
@@ -91,7 +100,7 @@ type object struct {
 
 // New returns the ws value for s. It is cheap: one allocation.
 func New(s *workspace.State, opts Options) starlark.Value {
-	w := &wsValue{st: s, readOnly: opts.ReadOnly, reason: opts.Reason, initial: opts.Initial}
+	w := &wsValue{st: s, readOnly: opts.ReadOnly, reason: opts.Reason, initial: opts.Initial, reference: opts.Reference}
 	w.init()
 	return &w.objs[kRoot]
 }

@@ -21,6 +21,7 @@ var start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 //	snapshot()  freezes a copy of the state as it is now and returns a read-only ws (in a
 //	            verifier) of the live state whose ws.initial is that copy
 //	writable_verifier()  like snapshot() but writable (for diff after further changes)
+//	as_agent(on)  makes the following changes the agent's (True) or a script's (False)
 func predeclared() starlark.StringDict {
 	st := workspace.New(start, 1)
 	snap := func(readOnly bool) *starlark.Builtin {
@@ -33,7 +34,20 @@ func predeclared() starlark.StringDict {
 			return New(st, Options{ReadOnly: readOnly, Reason: "in a verifier", Initial: initial}), nil
 		})
 	}
+	asAgent := starlark.NewBuiltin("as_agent", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var on bool
+		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "on", &on); err != nil {
+			return nil, err
+		}
+		if on {
+			st.SetActor(workspace.ActorAgent, 0)
+		} else {
+			st.SetActor("", 0)
+		}
+		return starlark.None, nil
+	})
 	return starlark.StringDict{
+		"as_agent":          asAgent,
 		"ws":                New(st, Options{}),
 		"ro":                New(st, Options{ReadOnly: true, Reason: "in a verifier"}),
 		"snapshot":          snap(true),
@@ -165,7 +179,8 @@ func TestReference(t *testing.T) {
 		"ws.db", "ws.db.insert", "ws.db.get", "ws.db.find", "ws.db.all", "ws.db.update", "ws.db.remove", "ws.db.collections",
 		"ws.clock", "ws.clock.now", "ws.clock.set", "ws.clock.advance",
 		"ws.rand", "ws.rand.int", "ws.rand.choice", "ws.rand.shuffle", "ws.rand.sample",
-		"ws.initial", "ws.diff",
+		"ws.initial", "ws.diff", "ws.history", "ws.history.actions", "ws.history.sent",
+		"ws.history.versions", "ws.history.touched", "ws.unexpected", "ws.reference",
 	}
 	for _, n := range want {
 		if _, ok := seen[n]; !ok {
@@ -190,7 +205,7 @@ func TestReference(t *testing.T) {
 		"ws.calendar.update": `ws.calendar.update(id, **fields) -> struct`,
 		"ws.db.find":         `ws.db.find(collection, **equal_fields) -> list`,
 		"ws.mail.address":    `ws.mail.address`,
-		"ws.diff":            `ws.diff() -> struct`,
+		"ws.diff":            `ws.diff(against=None) -> struct`,
 	} {
 		if got := seen[name].Signature; got != sig {
 			t.Errorf("%s: signature %q, want %q", name, got, sig)
@@ -203,7 +218,7 @@ func TestMessageAndEventValues(t *testing.T) {
 		Body: "B", Date: "2026-01-05T09:00:00Z", Folder: "inbox", Labels: []string{"l"}, Thread: "m1",
 		Attachments: []workspace.Attachment{{Name: "f.pdf", Content: "%PDF"}}}
 	got := MessageValue(m).String()
-	want := `struct(attachments = ["f.pdf"], body = "B", cc = [], date = "2026-01-05T09:00:00Z", folder = "inbox", id = "m3", in_reply_to = None, labels = ["l"], read = False, sender = "a@x.example", subject = "S", thread = "m1", to = ["b@x.example"])`
+	want := `struct(attachment_contents = {"f.pdf": "%PDF"}, attachments = ["f.pdf"], body = "B", cc = [], date = "2026-01-05T09:00:00Z", folder = "inbox", id = "m3", in_reply_to = None, labels = ["l"], read = False, sender = "a@x.example", subject = "S", thread = "m1", to = ["b@x.example"])`
 	if got != want {
 		t.Errorf("MessageValue:\n got %s\nwant %s", got, want)
 	}
