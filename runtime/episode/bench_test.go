@@ -117,3 +117,54 @@ func BenchmarkForkedEpisodesMemory(b *testing.B) {
 		runtime.KeepAlive(states)
 	}
 }
+
+// recordsTask has 1,000 records; its verifier requires the final records to equal those the
+// reference leaves (the whole-state reward in one line) and nothing else to be touched.
+const recordsTask = `
+def _setup(ws):
+    for i in range(1000):
+        ws.db.insert("orders", {"id": "O-%d" % i, "status": "open", "qty": i % 17})
+
+def _close(ws, id):
+    o = ws.db.get("orders", id)
+    if o == None:
+        fail("no order " + id)
+    ws.db.update("orders", id, status = "closed")
+    return {"id": id, "status": "closed"}
+
+def _solve(agent):
+    agent.call("close_order", id = "O-500")
+    agent.reply("Closed O-500.")
+
+def _verify(ws, ep):
+    check(ws.diff(ws.reference).empty, "the records are the reference's")
+    bad = ws.unexpected(records = ["orders/O-500"])
+    safety(bad == [], "nothing else: %s" % bad)
+
+task(name = "records-1000", prompt = "Close order O-500.", setup = _setup, verify = _verify, solution = _solve,
+     tools = [tool(name = "close_order", description = "Close an order.", params = {"id": param("string")}, impl = _close)])
+`
+
+// BenchmarkReferenceEpisode: a whole episode of a task with 1,000 records whose verifier
+// compares the state with the reference's end state, after the prepared state and the
+// reference's end state exist.
+func BenchmarkReferenceEpisode(b *testing.B) {
+	c := dsl.NewCorpus(fstest.MapFS{"t.star": {Data: []byte(recordsTask)}}, ".", "c")
+	f := c.LoadFile(context.Background(), "t.star")
+	if len(f.Diags) > 0 {
+		b.Fatal(f.Diags)
+	}
+	p, d := episode.Prepare(context.Background(), f.Tasks[0], episode.Options{})
+	if d != nil {
+		b.Fatal(d)
+	}
+	if _, err := p.Reference(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		r := p.Run(context.Background(), episode.Oracle{}, episode.RunOptions{})
+		if !r.Passed {
+			b.Fatal(r.Err, r.Items)
+		}
+	}
+}

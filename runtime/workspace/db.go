@@ -37,8 +37,26 @@ type collection struct {
 	h    *hashCell
 }
 
-func (c *collection) clone() *collection {
-	return &collection{recs: maps.Clone(c.recs), next: c.next, seq: c.seq, h: newCell()}
+// clone copies the collection before a write; keysChanged says whether the write adds or
+// removes a record (the cached insertion order is kept otherwise).
+func (c *collection) clone(keysChanged bool) *collection {
+	return &collection{recs: maps.Clone(c.recs), next: c.next, seq: c.seq, h: c.h.next(keysChanged)}
+}
+
+// orderedIDs returns the record ids in insertion order, cached in the hash cell's keys until
+// the key set changes (an update keeps it).
+func (c *collection) orderedIDs() []string {
+	if k := c.h.keys.Load(); k != nil {
+		return *k
+	}
+	rs := c.ordered()
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		id, _ := r.obj.Get("id")
+		ids[i] = id.(string)
+	}
+	c.h.keys.Store(&ids)
+	return ids
 }
 
 // ordered returns the records in insertion order.
@@ -60,14 +78,13 @@ func (c *collection) sum() [32]byte {
 	if h := c.h.get(); h != nil {
 		return *h
 	}
-	rs := c.ordered()
-	b := make([]byte, 0, 16+len(rs)*40)
+	ids := c.orderedIDs()
+	b := make([]byte, 0, 16+len(ids)*40)
 	b = appendUint(b, uint64(c.next))
-	b = appendUint(b, uint64(len(rs)))
-	for _, r := range rs {
-		id, _ := r.obj.Get("id")
-		b = appendStr(b, id.(string))
-		b = append(b, r.sum[:]...)
+	b = appendUint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendStr(b, id)
+		b = append(b, c.recs[id].sum[:]...)
 	}
 	h := sha256.Sum256(b)
 	c.h.put(h)
@@ -102,7 +119,8 @@ func (d *dbSec) sum() [32]byte {
 
 // writable returns collection name, private to this state, ready to be changed; nil when it
 // does not exist and create is false.
-func (d *dbSec) writable(name string, create bool) *collection {
+// keysChanged says whether the write adds or removes a record.
+func (d *dbSec) writable(name string, create, keysChanged bool) *collection {
 	if !d.owned {
 		d.colls = maps.Clone(d.colls)
 		d.owned = true
@@ -121,11 +139,11 @@ func (d *dbSec) writable(name string, create bool) *collection {
 		d.colls[name] = c
 		d.mine[name] = true
 	case !d.mine[name]:
-		c = c.clone()
+		c = c.clone(keysChanged)
 		d.colls[name] = c
 		d.mine[name] = true
 	default:
-		c.h.reset(true)
+		c.h.reset(keysChanged)
 	}
 	return c
 }
@@ -255,7 +273,7 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 		return "", err
 	}
 	_ = s.begin()
-	c := s.db.writable(coll, true)
+	c := s.db.writable(coll, true, true)
 	if next > c.next {
 		c.next = next
 	}
@@ -290,8 +308,8 @@ func (d *DB) Find(coll string, eq *jsonv.Object) []*jsonv.Object {
 	if c == nil {
 		return out
 	}
-	for _, r := range c.ordered() {
-		if matches(r.obj, eq) {
+	for _, id := range c.orderedIDs() {
+		if r := c.recs[id]; matches(r.obj, eq) {
 			out = append(out, jsonv.Clone(r.obj).(*jsonv.Object))
 		}
 	}
@@ -354,7 +372,7 @@ func (d *DB) Update(coll, id string, fields *jsonv.Object) (*jsonv.Object, error
 	}
 	if r.sum != old.sum {
 		_ = s.begin()
-		s.db.writable(coll, false).recs[id] = r
+		s.db.writable(coll, false, false).recs[id] = r
 		s.record(Action{Kind: KindRecord, Op: "update", Key: coll + "/" + id, before: old, after: r})
 	}
 	return jsonv.Clone(obj).(*jsonv.Object), nil
@@ -372,7 +390,7 @@ func (d *DB) Remove(coll, id string) error {
 	}
 	_ = s.begin()
 	old := c.recs[id]
-	delete(s.db.writable(coll, false).recs, id)
+	delete(s.db.writable(coll, false, true).recs, id)
 	s.record(Action{Kind: KindRecord, Op: "remove", Key: coll + "/" + id, before: old})
 	return nil
 }

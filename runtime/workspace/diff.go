@@ -87,18 +87,23 @@ func sortSection(s *Section) {
 
 func diffMaps[E any](before, after map[string]E, same func(a, b E) bool) Section {
 	s := emptySection()
+	kept := 0
 	for k, b := range before {
 		a, ok := after[k]
 		switch {
 		case !ok:
 			s.Removed = append(s.Removed, k)
+			continue
 		case !same(b, a):
 			s.Changed = append(s.Changed, k)
 		}
+		kept++
 	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			s.Added = append(s.Added, k)
+	if kept < len(after) { // some key of after is new
+		for k := range after {
+			if _, ok := before[k]; !ok {
+				s.Added = append(s.Added, k)
+			}
 		}
 	}
 	sortSection(&s)
