@@ -38,6 +38,7 @@ func Markdown() string {
 	b.WriteString("(`go test ./internal/refdoc -update` rewrites this file). The contract these implement is SPEC.md.\n\n")
 	b.WriteString("Task files are Starlark with `set`, `while`, top-level `if`/`for` and global reassignment; recursion is off. ")
 	b.WriteString("Each call into a script (setup, before, a tool impl, a verifier, a solution turn) has a budget of 1,000,000 execution steps and a wall-clock limit.\n\n")
+	b.WriteString("What models trip over: Starlark's `%` operator has no flags, width or precision: `\"%02d\" % 5`, `\"%5s\"` and `\"%.2f\" % x` are errors (`unknown conversion`); pad with `(\"0\" + str(n))[-2:]` and round with integer arithmetic. `\"%f\"` always prints six decimals. RE2 writes a code point as `\\x{00a0}`, not `\\u00a0`.\n\n")
 
 	var es []entry
 	for _, x := range dsl.Builtins {
