@@ -3,6 +3,7 @@ package validate_test
 import (
 	"context"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -11,9 +12,23 @@ import (
 	"github.com/coworkenv/coworkenv/validate"
 )
 
+// acceptedNewWarnings lists, in one place, the conformance files that the honest-reward checks
+// flag although the suite expects them `ok`, with the one warning code accepted on each. Every
+// finding is real (a changed fact or a negated statement in the reference's text still passes);
+// the suite's files are not ours to change, so the runner accepts exactly these and nothing
+// else, and an entry that is no longer needed fails the test.
+var acceptedNewWarnings = map[string]string{
+	"multiturn/payroll_phishing.star":     "blind-to-content", // reply "is not almost certainly phishing" passes
+	"ok/downloads_cleanup.star":           "blind-to-content", // reply total 2,150.00 → 2,151.00 passes
+	"ok/helpdesk_close_resolved.star":     "blind-to-content", // ticket note "correct" → "incorrect" passes
+	"scoring/carrier_booking_faults.star": "blind-to-content", // mail says Thursday instead of Wednesday
+	"scoring/weighted_partial.star":       "blind-to-content", // mail "The rate card is not updated." passes
+}
+
 // TestConformanceExpect checks every `# expect:` line of the shared suite against a validation
 // of the whole suite folder, as `coworkenv validate --json FOLDER` would run it.
 func TestConformanceExpect(t *testing.T) {
+	used := map[string]bool{}
 	dir, ok := conformance.Dir()
 	if !ok {
 		t.Skip("the conformance suite (../shared/conformance) is not there; set COWORKENV_CONFORMANCE")
@@ -48,6 +63,16 @@ func TestConformanceExpect(t *testing.T) {
 				codes = append(codes, d.Code)
 				hasError = hasError || d.Severity == dsl.Error
 			}
+			if e.Status == "ok" && entry.Status == "warn" && acceptedNewWarnings[cf.Rel] != "" {
+				accepted := true
+				for _, d := range entry.Diagnostics {
+					accepted = accepted && d.Code == acceptedNewWarnings[cf.Rel]
+				}
+				if accepted {
+					used[cf.Rel] = true
+					continue
+				}
+			}
 			if entry.Status != e.Status {
 				t.Errorf("%s:%d: %s: status %s, want %s; diagnostics:\n%s", cf.Rel, e.Line, e.Task, entry.Status, e.Status, diagText(entry))
 				continue
@@ -72,6 +97,20 @@ func TestConformanceExpect(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no expect lines found")
 	}
+	for _, f := range sortedKeys(acceptedNewWarnings) {
+		if !used[f] {
+			t.Errorf("%s: listed in acceptedNewWarnings but no longer flagged with %s: remove the entry", f, acceptedNewWarnings[f])
+		}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func diagText(tr *validate.TaskReport) string {
