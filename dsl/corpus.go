@@ -199,9 +199,11 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// resolveLoad maps a load() module string to a root-relative path: "//lib/x.star" is relative
-// to the corpus root, anything else to the loading file's folder. Leaving the root is an error.
-func resolveLoad(from, module string) (string, error) {
+// ResolveLoad maps a load() module string of the file from (root-relative) to a root-relative
+// path: "//lib/x.star" is relative to the corpus root, anything else to the loading file's
+// folder. Leaving the root, an absolute path and a file that is not .star are errors. It is the
+// one rule for every reader of load statements (the loader, the isolation pool, the generator).
+func ResolveLoad(from, module string) (string, error) {
 	var p string
 	if strings.HasPrefix(module, "//") {
 		p = strings.TrimPrefix(module, "//")
@@ -238,7 +240,7 @@ func resolveLoad(from, module string) (string, error) {
 func (c *Corpus) loader(ctx context.Context, chain []string) func(*starlark.Thread, string) (starlark.StringDict, error) {
 	return func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
 		from := chain[len(chain)-1]
-		rel, err := resolveLoad(from, module)
+		rel, err := ResolveLoad(from, module)
 		if err != nil {
 			return nil, err
 		}

@@ -67,9 +67,9 @@ func FilesFor(c *dsl.Corpus, support map[string][]byte, rel string) (map[string]
 		from := todo[0]
 		todo = todo[1:]
 		for _, m := range loadRE.FindAllSubmatch(files[from], -1) {
-			p, ok := resolveLoad(from, string(m[1]))
-			if !ok {
-				continue
+			p, err := dsl.ResolveLoad(from, string(m[1]))
+			if err != nil {
+				continue // the worker's loader reports it
 			}
 			if _, have := files[p]; have {
 				continue
@@ -81,23 +81,6 @@ func FilesFor(c *dsl.Corpus, support map[string][]byte, rel string) (map[string]
 		}
 	}
 	return files, nil
-}
-
-// resolveLoad maps a load module to a root-relative path as the loader does ("//x" from the
-// root, anything else from the loading file's folder); ok is false when it leaves the root.
-func resolveLoad(from, module string) (string, bool) {
-	p := path.Join(path.Dir(from), module)
-	if strings.HasPrefix(module, "//") {
-		p = strings.TrimPrefix(module, "//")
-	}
-	if strings.HasPrefix(p, "/") {
-		return "", false
-	}
-	p = path.Clean(p)
-	if p == ".." || strings.HasPrefix(p, "../") {
-		return "", false
-	}
-	return p, true
 }
 
 // ValidateCorpus is validate.Corpus with every task file checked in a worker of the pool: the
