@@ -393,17 +393,6 @@ func displayPath(display, rel string) string {
 	return strings.TrimSuffix(display, "/") + "/" + rel
 }
 
-// wireReport is the SPEC §5 JSON of a report.
-type wireReport struct {
-	Tasks []struct {
-		Task        *string              `json:"task"`
-		File        string               `json:"file"`
-		Diagnostics []dsl.Diagnostic     `json:"diagnostics"`
-		Oracle      *validate.RunSummary `json:"oracle"`
-		Noop        *validate.RunSummary `json:"noop"`
-	} `json:"tasks"`
-}
-
 func decodeResult(resp *response, job Job) (*Result, error) {
 	res := &Result{Tasks: resp.Tasks}
 	if res.Tasks == nil {
@@ -412,23 +401,16 @@ func decodeResult(resp *response, job Job) (*Result, error) {
 	if job.InfoOnly {
 		return res, nil
 	}
-	var wr wireReport
-	if err := json.Unmarshal(resp.Report, &wr); err != nil {
-		return nil, fmt.Errorf("isolate: the worker's report is not readable: %v", err)
-	}
 	src := map[string][]byte{}
 	for rel, data := range job.Files {
 		src[displayPath(job.Display, rel)] = data
 	}
+	rep, err := validate.ParseReport(resp.Report, func(file string) []byte { return src[file] })
+	if err != nil {
+		return nil, fmt.Errorf("isolate: the worker's report is not readable: %v", err)
+	}
 	res.Report = &validate.Report{}
-	for _, t := range wr.Tasks {
-		tr := &validate.TaskReport{File: t.File, Diagnostics: t.Diagnostics, Oracle: t.Oracle, Noop: t.Noop, Source: src[t.File]}
-		if t.Task != nil {
-			tr.Task = *t.Task
-		}
-		if tr.Diagnostics == nil {
-			tr.Diagnostics = []dsl.Diagnostic{}
-		}
+	for _, tr := range rep.Tasks {
 		res.Report.Add(tr)
 	}
 	return res, nil

@@ -52,6 +52,125 @@ func summaryJSON(s *RunSummary) jsonv.Value {
 	return jsonv.NewObject("score", s.Score, "passed", s.Passed)
 }
 
+// ParseReport reads what JSON wrote, the inverse of JSON and DiagJSON: the tasks in order, their
+// diagnostics and runs, with the summary recounted. source gives a file's text by the path shown
+// (nil when unknown), for quoting offending lines.
+func ParseReport(data []byte, source func(file string) []byte) (*Report, error) {
+	v, err := jsonv.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("the validation report is not JSON: %v", err)
+	}
+	root, ok := v.(*jsonv.Object)
+	if !ok {
+		return nil, fmt.Errorf("the validation report is not a JSON object")
+	}
+	r := rd{}
+	rep := &Report{}
+	for i, tv := range r.list(root, "tasks") {
+		t, ok := tv.(*jsonv.Object)
+		if !ok {
+			return nil, fmt.Errorf("the validation report's task %d is not an object", i)
+		}
+		tr := &TaskReport{Task: r.str(t, "task"), File: r.str(t, "file"), Diagnostics: []dsl.Diagnostic{},
+			Oracle: r.summary(t, "oracle"), Noop: r.summary(t, "noop")}
+		for _, dv := range r.list(t, "diagnostics") {
+			d, ok := dv.(*jsonv.Object)
+			if !ok {
+				r.err = fmt.Errorf("a diagnostic of task %d is not an object", i)
+				break
+			}
+			tr.Diagnostics = append(tr.Diagnostics, dsl.Diagnostic{Code: r.str(d, "code"),
+				Severity: dsl.Severity(r.str(d, "severity")), Message: r.str(d, "message"),
+				File: r.str(d, "file"), Line: r.int(d, "line"), Col: r.int(d, "col"),
+				Backtrace: r.str(d, "backtrace")})
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("the validation report's task %d: %v", i, r.err)
+		}
+		if source != nil {
+			tr.Source = source(tr.File)
+		}
+		tr.Status = status(tr.Diagnostics)
+		rep.count(tr.Status)
+		rep.Tasks = append(rep.Tasks, tr)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("the validation report: %v", r.err)
+	}
+	return rep, nil
+}
+
+// rd reads fields of a decoded report, keeping the first error: a missing or null field reads
+// as its zero value, a field of the wrong type is an error.
+type rd struct{ err error }
+
+func (r *rd) get(o *jsonv.Object, k string) jsonv.Value {
+	v, _ := o.Get(k)
+	return v
+}
+
+func (r *rd) wrong(k string, v jsonv.Value) {
+	if r.err == nil {
+		r.err = fmt.Errorf("field %q is %s", k, jsonv.TypeName(v))
+	}
+}
+
+func (r *rd) str(o *jsonv.Object, k string) string {
+	switch v := r.get(o, k).(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		r.wrong(k, v)
+		return ""
+	}
+}
+
+func (r *rd) int(o *jsonv.Object, k string) int {
+	switch v := r.get(o, k).(type) {
+	case nil:
+		return 0
+	case int64:
+		return int(v)
+	default:
+		r.wrong(k, v)
+		return 0
+	}
+}
+
+func (r *rd) list(o *jsonv.Object, k string) []jsonv.Value {
+	switch v := r.get(o, k).(type) {
+	case nil:
+		return nil
+	case []jsonv.Value:
+		return v
+	default:
+		r.wrong(k, v)
+		return nil
+	}
+}
+
+func (r *rd) summary(o *jsonv.Object, k string) *RunSummary {
+	switch v := r.get(o, k).(type) {
+	case nil:
+		return nil
+	case *jsonv.Object:
+		score, ok := jsonv.Number(r.get(v, "score"))
+		if !ok {
+			r.wrong(k+".score", r.get(v, "score"))
+		}
+		passed, ok := r.get(v, "passed").(bool)
+		if !ok {
+			r.wrong(k+".passed", r.get(v, "passed"))
+		}
+		return &RunSummary{Score: score, Passed: passed}
+	default:
+		r.wrong(k, v)
+		return nil
+	}
+}
+
 // WriteText prints the report like a compiler: each diagnostic as file:line:col: severity[code]:
 // message, the source line with a caret, the backtrace; then a summary line. verbose also lists
 // the tasks that are ok.

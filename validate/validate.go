@@ -126,7 +126,12 @@ func (r *Report) Add(t *TaskReport) {
 		}
 	}
 	t.Status = status(t.Diagnostics)
-	switch t.Status {
+	r.count(t.Status)
+	r.Tasks = append(r.Tasks, t)
+}
+
+func (r *Report) count(status string) {
+	switch status {
 	case "ok":
 		r.Summary.OK++
 	case "warn":
@@ -134,7 +139,6 @@ func (r *Report) Add(t *TaskReport) {
 	default:
 		r.Summary.Invalid++
 	}
-	r.Tasks = append(r.Tasks, t)
 }
 
 func status(ds []dsl.Diagnostic) string {
