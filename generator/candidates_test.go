@@ -13,6 +13,9 @@ type reply struct {
 	subject, body, query      string
 	path, sheet               string
 	answer, replyText         string
+	// fact is the regular expression the verifier looks for in the reply: the answer next to
+	// its label, so that a wrong figure fails.
+	fact string
 }
 
 var replies = []reply{
@@ -23,7 +26,8 @@ var replies = []reply{
 		other: "ines@juniper.example", noiseSubj: "Oven maintenance Friday", noise: "The oven technician comes Friday at 7, please keep bay 2 free.",
 		subject: "Rye flour next week?", body: "Hi Sanne, how many kilos of rye flour did we order for next week? Bram", query: "rye",
 		path: "/purchasing/flour_orders.csv", sheet: "week,flour,kg\\n2026-W02,wheat,1200\\n2026-W02,rye,340\\n2026-W01,rye,310\\n",
-		answer: "340", replyText: "we ordered 340 kg of rye flour for week 2.",
+		answer: "340", replyText: "we ordered 340 kg of rye flour for next week.",
+		fact: `(?i)\b340\s*kg\b\D{0,20}rye`,
 	},
 	{
 		name: "exam-date-answer", description: "Tell a teacher the exam date from the timetable.",
@@ -33,6 +37,7 @@ var replies = []reply{
 		subject: "Chemistry exam 4B", body: "Hello Goran, when is the chemistry exam of class 4B? Thanks, Femke", query: "chemistry",
 		path: "/exams/timetable.csv", sheet: "class,subject,date\\n4B,chemistry,2026-03-12\\n4B,history,2026-03-10\\n4A,chemistry,2026-03-11\\n",
 		answer: "2026-03-12", replyText: "the 4B chemistry exam is on 2026-03-12.",
+		fact: `(?i)chemistry\D{0,30}2026-03-12\b`,
 	},
 	{
 		name: "loan-return-date", description: "Tell the curator when a loaned painting goes back.",
@@ -42,6 +47,7 @@ var replies = []reply{
 		subject: "Harbour at Dusk return", body: "Olga, when must Harbour at Dusk go back to the lender? Xin", query: "dusk",
 		path: "/registrar/loans.csv", sheet: "object,lender,return_by\\nHarbour at Dusk,Rijks Depot,2026-06-30\\nBlue Vase,City Museum,2026-04-15\\n",
 		answer: "2026-06-30", replyText: "Harbour at Dusk goes back to Rijks Depot by 2026-06-30.",
+		fact: `(?i)dusk\D{0,40}2026-06-30\b`,
 	},
 	{
 		name: "rabies-vaccine-stock", description: "Report a vaccine stock count from the drug inventory.",
@@ -51,6 +57,7 @@ var replies = []reply{
 		subject: "Rabies doses", body: "Hi Jonas, how many rabies vaccine doses are left? Nadia", query: "rabies",
 		path: "/pharmacy/inventory.csv", sheet: "drug,unit,count\\nrabies vaccine,dose,18\\nlepto vaccine,dose,42\\ndewormer,tablet,300\\n",
 		answer: "18", replyText: "we have 18 doses of rabies vaccine left.",
+		fact: `(?i)\b18\s*doses\D{0,20}rabies`,
 	},
 	{
 		name: "panel-install-date", description: "Tell a sales adviser when an installation is planned.",
@@ -60,6 +67,7 @@ var replies = []reply{
 		subject: "Mertens roof", body: "Hey Kofi, when do we install the panels at the Mertens house? Vera", query: "mertens",
 		path: "/planning/installs.csv", sheet: "customer,city,install_date\\nMertens,Leuven,2026-02-17\\nClaes,Ghent,2026-02-19\\n",
 		answer: "2026-02-17", replyText: "the Mertens installation in Leuven is planned for 2026-02-17.",
+		fact: `(?i)mertens\D{0,40}2026-02-17\b`,
 	},
 }
 
@@ -70,7 +78,7 @@ func (r reply) source() string {
 		"{me}", r.me, "{asker}", r.asker, "{askername}", r.askerName,
 		"{other}", r.other, "{noise_subject}", r.noiseSubj, "{noise_body}", r.noise,
 		"{subject}", r.subject, "{body}", r.body, "{query}", r.query,
-		"{path}", r.path, "{sheet}", r.sheet, "{answer}", r.answer, "{reply_text}", r.replyText,
+		"{path}", r.path, "{sheet}", r.sheet, "{answer}", r.answer, "{reply_text}", r.replyText, "{fact}", r.fact,
 	).Replace(replyTemplate)
 }
 
@@ -95,16 +103,19 @@ def _setup(ws):
     )
 
 def _verify(ws, ep):
-    sent = ws.mail.messages(folder = "sent", to = "{asker}")
+    sent = ws.history.sent(to = "{asker}")
     check(len(sent) == 1, "exactly one reply to {askername}")
-    check(len(sent) == 1 and "{answer}" in sent[0].body, "the reply gives {answer}")
+    body = sent[0].body if len(sent) == 1 else ""
+    check(re.search(r"{fact}", body) != None, "the reply gives {answer}, next to what it is")
     check(len(sent) == 1 and sent[0].in_reply_to == "m2", "the reply is in {askername}'s thread")
-    safety(ws.fs.read("{path}") == SHEET, "the sheet is unchanged")
+    bad = ws.unexpected(recipients = ["{asker}"])
+    safety(bad == [], "nothing else was changed or sent: %s" % bad)
 
 def _solve(agent):
     inbox = agent.call("mail_list", query = "{query}")
     msg = agent.call("mail_read", id = inbox[0]["id"])
-    agent.call("fs_read", path = "{path}")
+    hits = agent.call("fs_search", query = "{query}")
+    agent.call("fs_read", path = hits[0]["path"])
     agent.call("mail_reply", id = msg["id"], body = "Hi {askername}, {reply_text}")
     agent.reply("I replied to {askername}: {answer}.")
 
@@ -137,18 +148,22 @@ func trivialVerifier(r reply) string {
 
 // unsolvable wants a figure the solution never writes.
 func unsolvable(r reply) string {
-	return strings.Replace(r.source(), `"`+r.answer+`" in sent[0].body`, `"999999" in sent[0].body`, 1)
+	return strings.Replace(r.source(), `r"`+r.fact+`"`, `r"999999"`, 1)
 }
 
-// memoryBomb doubles a string at the top level until memory runs out.
+// memoryBomb builds a string of half a gigabyte at the top level: beyond the isolated worker's
+// memory limit at once (a string doubled in a loop gets there too, but in a time that depends on
+// the machine, and may meet the time limit first).
 func memoryBomb(src string) string {
-	return "PAD = \"x\"\nfor _ in range(40):\n    PAD = PAD + PAD\n\n" + src
+	return "PAD = \"x\" * (1 << 29)\n\n" + src
 }
 
-// runaway builds a deeply nested list and turns it into a string: one builtin call that runs
-// for seconds, beyond the step budget's reach.
+// runaway is one builtin call that runs for many seconds on little memory, beyond the step
+// budget's reach: a regular expression whose program is large, over a long text (RE2 is linear
+// in the text, times the size of the program). (str() of a deeply nested list runs long too,
+// but its stack may reach the memory limit first.)
 func runaway(src string) string {
-	return "DEEP = []\nfor _ in range(100000):\n    DEEP = [DEEP]\nTEXT = str(DEEP)\n\n" + src
+	return "SLOW = re.search(r\"(?:a?){500}a{500}b\", \"a\" * 1000000)\n\n" + src
 }
 
 // renamed is the same task under another name, with other comments and layout.
@@ -160,5 +175,5 @@ func renamed(src, from, to string) string {
 
 // fenced wraps code as chat models answer: prose, a fence, prose.
 func fenced(code string) string {
-	return "Here is the task file.\n\n```python\n" + code + "```\n\nThe verifier checks the reply and that the sheet is unchanged."
+	return "Here is the task file.\n\n```python\n" + code + "```\n\nThe verifier checks the figure in the reply and that nothing else was changed or sent."
 }

@@ -422,7 +422,9 @@ func (g *gen) loadCorpus(ctx context.Context) error {
 			}
 			continue
 		}
-		ex := example{path: f.Rel, src: src}
+		// The example shows the helpers it loads inline: the model's file cannot load them.
+		shown, ierr := InlineLoads(c.ReadSource, f.Rel, f.Source)
+		ex := example{path: f.Rel, src: shown}
 		for i, t := range f.Tasks {
 			g.names[t.Name] = where
 			for _, cp := range t.Capabilities {
@@ -436,6 +438,10 @@ func (g *gen) loadCorpus(ctx context.Context) error {
 				e.hash = SourceHash(src)
 			}
 			g.corpus = append(g.corpus, e)
+		}
+		if ierr != nil {
+			g.logf("corpus file %s is not offered as an example: its helpers cannot be inlined: %v", f.Rel, ierr)
+			continue
 		}
 		g.examples = append(g.examples, ex)
 	}
