@@ -238,22 +238,11 @@ func (h *hiddenInfo) addStateIDs(s *workspace.State, base bool) {
 
 // addResultIDs notes the string "id" members of the objects in a result.
 func (h *hiddenInfo) addResultIDs(v jsonv.Value) {
-	switch x := v.(type) {
-	case *jsonv.Object:
-		if x == nil {
-			return
+	jsonv.Walk(v, func(key string, v jsonv.Value) {
+		if s, ok := v.(string); ok && key == "id" {
+			h.addID(s, "an id", false)
 		}
-		for _, m := range x.Members {
-			if s, ok := m.Value.(string); ok && m.Key == "id" {
-				h.addID(s, "an id", false)
-			}
-			h.addResultIDs(m.Value)
-		}
-	case []jsonv.Value:
-		for _, e := range x {
-			h.addResultIDs(e)
-		}
-	}
+	})
 }
 
 // isShown reports whether some successful call of the episode shows id in its result without
@@ -719,47 +708,26 @@ func (s *seenText) add(text string) {
 
 // addJSON adds the keys and scalar values of a decoded JSON value.
 func (s *seenText) addJSON(v jsonv.Value) {
-	switch x := v.(type) {
-	case string:
-		s.add(x)
-	case *jsonv.Object:
-		if x == nil {
-			return
+	jsonv.Walk(v, func(key string, v jsonv.Value) {
+		s.add(key)
+		switch x := v.(type) {
+		case string:
+			s.add(x)
+		case *jsonv.Object, []jsonv.Value, nil:
+		default:
+			s.add(jsonv.MustEncode(x))
 		}
-		for _, m := range x.Members {
-			s.add(m.Key)
-			s.addJSON(m.Value)
-		}
-	case []jsonv.Value:
-		for _, e := range x {
-			s.addJSON(e)
-		}
-	case nil:
-	default:
-		s.add(jsonv.MustEncode(x))
-	}
+	})
 }
 
 // addWords adds the string values of an agent's arguments that are one word (no white space):
 // the ids, addresses and paths it typed, not its prose.
 func (s *seenText) addWords(v jsonv.Value) {
-	switch x := v.(type) {
-	case string:
-		if !strings.ContainsAny(x, " \t\n\r") {
+	jsonv.Walk(v, func(_ string, v jsonv.Value) {
+		if x, ok := v.(string); ok && !strings.ContainsAny(x, " \t\n\r") {
 			s.add(x)
 		}
-	case *jsonv.Object:
-		if x == nil {
-			return
-		}
-		for _, m := range x.Members {
-			s.addWords(m.Value)
-		}
-	case []jsonv.Value:
-		for _, e := range x {
-			s.addWords(e)
-		}
-	}
+	})
 }
 
 // has reports whether the text holds an identifier of the kind as a whole token (a path: the

@@ -117,21 +117,11 @@ func (s *seenTokens) add(kind, value string) {
 }
 
 func (s *seenTokens) addJSON(v jsonv.Value) {
-	switch x := v.(type) {
-	case string:
-		s.addText(x)
-	case *jsonv.Object:
-		if x == nil {
-			return
+	jsonv.Walk(v, func(_ string, v jsonv.Value) {
+		if x, ok := v.(string); ok {
+			s.addText(x)
 		}
-		for _, m := range x.Members {
-			s.addJSON(m.Value)
-		}
-	case []jsonv.Value:
-		for _, e := range x {
-			s.addJSON(e)
-		}
-	}
+	})
 }
 
 // addText notes the addresses, paths and ids of a text.

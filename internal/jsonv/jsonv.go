@@ -90,6 +90,26 @@ func (o *Object) Keys() []string {
 	return ks
 }
 
+// Walk calls fn for v and then, depth first in document order, for every value inside it; key is
+// the member's key for a value of an object, and "" otherwise.
+func Walk(v Value, fn func(key string, v Value)) { walk("", v, fn) }
+
+func walk(key string, v Value, fn func(key string, v Value)) {
+	fn(key, v)
+	switch x := v.(type) {
+	case []Value:
+		for _, e := range x {
+			walk("", e, fn)
+		}
+	case *Object:
+		if x != nil {
+			for _, m := range x.Members {
+				walk(m.Key, m.Value, fn)
+			}
+		}
+	}
+}
+
 // Clone returns a deep copy of v.
 func Clone(v Value) Value {
 	switch x := v.(type) {

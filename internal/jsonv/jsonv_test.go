@@ -53,3 +53,16 @@ func TestEncode(t *testing.T) {
 	o := NewObject("z", int64(1), "a", 1.5, "s", "<&>\"\\\n\x01", "f", 3.0, "l", []Value{nil, true})
 	assert.Equal(t, `{"z":1,"a":1.5,"s":"<&>\"\\\n\u0001","f":3.0,"l":[null,true]}`, MustEncode(o))
 }
+
+func TestWalkVisitsEveryValueInDocumentOrder(t *testing.T) {
+	v, err := DecodeString(`{"a": [1, {"id": "x"}], "b": null, "c": {}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	Walk(v, func(key string, v Value) { got = append(got, key+"="+TypeName(v)) })
+	want := []string{"=object", "a=array", "=integer", "=object", "id=string", "b=null", "c=object"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("visited %v, want %v", got, want)
+	}
+}
