@@ -9,152 +9,284 @@ import (
 	"go.starlark.net/starlark"
 )
 
-// args holds the arguments of one builtin call by parameter name, so that every builtin reports
-// errors the same way: "<builtin>: <param>: <problem>".
-type args struct {
-	name string
-	vals map[string]starlark.Value
+// Param is one parameter of a builtin or method, as its table declares it. Default is the value
+// an argument that is left out or given as None takes, and what the signature shows; nil makes
+// the parameter required. A name starting with "**" collects the keyword arguments that name no
+// other parameter; the parameters before it are then positional only, so that those keyword
+// arguments may have any name (agent.call("t", name = "x") passes name to the tool).
+type Param struct {
+	Name    string
+	Default starlark.Value
 }
 
-// unpack binds positional and keyword arguments to params. A name ending in "?" is optional.
-func unpack(fn string, params []string, pos starlark.Tuple, kwargs []starlark.Tuple) (*args, error) {
-	a := &args{name: fn, vals: make(map[string]starlark.Value, len(params))}
-	names := make([]string, len(params))
-	for i, p := range params {
-		names[i] = strings.TrimSuffix(p, "?")
+// Req is a required parameter.
+func Req(name string) Param { return Param{Name: name} }
+
+// Opt is an optional parameter with its default (starlark.None: no value).
+func Opt(name string, def starlark.Value) Param {
+	def.Freeze()
+	return Param{Name: name, Default: def}
+}
+
+// Rest is a "**name" parameter.
+func Rest(name string) Param { return Param{Name: "**" + name} }
+
+func (p Param) rest() bool { return strings.HasPrefix(p.Name, "**") }
+
+// Func is one builtin or method: its name, its parameters and its documentation. The same row
+// binds the arguments of every call (Bind) and gives the signature the reference shows
+// (Signature), so the two cannot disagree.
+type Func struct {
+	Name   string  // as called and as errors name it: "task", "agent.call", "ep.turn"
+	Params []Param // in order; nil for an attribute (Signature is then the bare name)
+	Doc    string  // one paragraph, for the reference
+	// Schema makes argument errors schema errors: the function declares part of a task.
+	Schema bool
+}
+
+// Signature is the function as the reference shows it: `name(a, b=default, **rest)`; the bare
+// name for an attribute.
+func (f *Func) Signature() string {
+	if f.Params == nil {
+		return f.Name
 	}
-	if len(pos) > len(names) {
-		return nil, schemaErrorf("%s: got %d positional arguments, want at most %d", fn, len(pos), len(names))
+	parts := make([]string, len(f.Params))
+	for i, p := range f.Params {
+		parts[i] = p.Name
+		if p.Default != nil {
+			parts[i] += "=" + p.Default.String()
+		}
+	}
+	return f.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Starlark makes the function a Starlark builtin that binds its arguments, then runs impl.
+func (f *Func) Starlark(impl func(thread *starlark.Thread, a *Args) (starlark.Value, error)) *starlark.Builtin {
+	return starlark.NewBuiltin(f.Name, func(thread *starlark.Thread, _ *starlark.Builtin, pos starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		a, err := f.Bind(pos, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		return impl(thread, a)
+	})
+}
+
+// Args holds the arguments of one call by parameter name, with the defaults filled in, so that
+// every builtin and method reports errors the same way: "<func>: <param>: <problem>".
+type Args struct {
+	f     *Func
+	vals  map[string]starlark.Value
+	given map[string]bool
+	rest  []starlark.Tuple
+}
+
+// Bind matches positional and keyword arguments to the parameters. An argument left out, or an
+// optional one given as None, takes its parameter's default. The one wording of binding errors:
+//
+//	task: got 3 positional arguments, want at most 2
+//	task: unexpected argument "promt" (want one of name, prompt, …)
+//	task: name: given twice
+//	task: missing required argument tools
+func (f *Func) Bind(pos starlark.Tuple, kwargs []starlark.Tuple) (*Args, error) {
+	a := &Args{f: f, vals: make(map[string]starlark.Value, len(f.Params)), given: map[string]bool{}}
+	named := f.Params
+	hasRest := len(named) > 0 && named[len(named)-1].rest()
+	if hasRest {
+		named = named[:len(named)-1]
+	}
+	if len(pos) > len(named) {
+		return nil, a.fail("%s: got %d positional arguments, want at most %d", f.Name, len(pos), len(named))
 	}
 	for i, v := range pos {
-		a.vals[names[i]] = v
+		a.vals[named[i].Name] = v
+		a.given[named[i].Name] = true
 	}
 	for _, kv := range kwargs {
 		k := string(kv[0].(starlark.String))
-		found := false
-		for _, n := range names {
-			if n == k {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return nil, schemaErrorf("%s: unexpected argument %q (want one of %s)", fn, k, strings.Join(names, ", "))
-		}
-		if _, dup := a.vals[k]; dup {
-			return nil, schemaErrorf("%s: %s: given twice", fn, k)
+		switch {
+		case hasRest:
+			a.rest = append(a.rest, kv)
+			continue
+		case a.param(k) == nil:
+			return nil, a.fail("%s: unexpected argument %q (want one of %s)", f.Name, k, strings.Join(paramNames(named), ", "))
+		case a.given[k]:
+			return nil, a.fail("%s: %s: given twice", f.Name, k)
 		}
 		a.vals[k] = kv[1]
+		a.given[k] = true
 	}
-	for i, p := range params {
-		if !strings.HasSuffix(p, "?") {
-			if _, ok := a.vals[names[i]]; !ok {
-				return nil, schemaErrorf("%s: missing required argument %s", fn, names[i])
-			}
+	for _, p := range named {
+		v, ok := a.vals[p.Name]
+		switch {
+		case !ok && p.Default == nil:
+			return nil, a.fail("%s: missing required argument %s", f.Name, p.Name)
+		case (!ok || v == starlark.None) && p.Default != nil:
+			a.vals[p.Name] = p.Default
 		}
 	}
 	return a, nil
 }
 
-// has reports whether the argument was given and is not None.
-func (a *args) has(name string) bool {
-	v, ok := a.vals[name]
-	return ok && v != starlark.None
-}
-
-func (a *args) given(name string) bool {
-	_, ok := a.vals[name]
-	return ok
-}
-
-func (a *args) errorf(name, format string, x ...any) error {
-	return schemaErrorf("%s: %s: %s", a.name, name, fmt.Sprintf(format, x...))
-}
-
-func (a *args) typeErr(name string, v starlark.Value, want string) error {
-	return a.errorf(name, "got %s, want %s", v.Type(), want)
-}
-
-func (a *args) str(name, def string) (string, error) {
-	if !a.has(name) {
-		return def, nil
+func paramNames(ps []Param) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
 	}
-	v := a.vals[name]
+	return out
+}
+
+// param returns the declared parameter called name, or nil.
+func (a *Args) param(name string) *Param {
+	for i := range a.f.Params {
+		if a.f.Params[i].Name == name && !a.f.Params[i].rest() {
+			return &a.f.Params[i]
+		}
+	}
+	return nil
+}
+
+func (a *Args) fail(format string, x ...any) error {
+	if a.f.Schema {
+		return schemaErrorf(format, x...)
+	}
+	return fmt.Errorf(format, x...)
+}
+
+// Errorf is an error about one argument: "<func>: <param>: <problem>".
+func (a *Args) Errorf(name, format string, x ...any) error {
+	return a.fail("%s: %s: %s", a.f.Name, name, fmt.Sprintf(format, x...))
+}
+
+// TypeErr is "<func>: <param>: got <type>, want <want>".
+func (a *Args) TypeErr(name string, v starlark.Value, want string) error {
+	return a.Errorf(name, "got %s, want %s", v.Type(), want)
+}
+
+// Value is the argument as given, or its default (None for an optional parameter without one).
+// Reading a parameter the table does not declare is a bug, and panics.
+func (a *Args) Value(name string) starlark.Value {
+	if a.param(name) == nil {
+		panic(fmt.Sprintf("dsl: %s has no parameter %s", a.f.Name, name))
+	}
+	return a.vals[name]
+}
+
+// Has reports whether the argument has a value other than None (given, or by default).
+func (a *Args) Has(name string) bool { return a.Value(name) != starlark.None }
+
+// Given reports whether the call passed the argument, even as None.
+func (a *Args) Given(name string) bool {
+	a.Value(name)
+	return a.given[name]
+}
+
+// Rest is the keyword arguments a "**" parameter collected, in call order.
+func (a *Args) Rest() []starlark.Tuple { return a.rest }
+
+// typed returns the argument for a reader that wants a value of type want: nil when it is None
+// and the parameter is optional (the reader then gives its zero value). A required argument
+// given as None is a type error.
+func (a *Args) typed(name, want string) (starlark.Value, error) {
+	v := a.Value(name)
+	if v != starlark.None {
+		return v, nil
+	}
+	if a.param(name).Default == nil {
+		return nil, a.TypeErr(name, v, want)
+	}
+	return nil, nil
+}
+
+// Str reads a string; "" for None.
+func (a *Args) Str(name string) (string, error) {
+	v, err := a.typed(name, "string")
+	if v == nil || err != nil {
+		return "", err
+	}
 	s, ok := v.(starlark.String)
 	if !ok {
-		return "", a.typeErr(name, v, "string")
+		return "", a.TypeErr(name, v, "string")
 	}
 	return string(s), nil
 }
 
-func (a *args) integer(name string, def int64) (int64, error) {
-	if !a.has(name) {
-		return def, nil
+// Int reads an int; 0 for None.
+func (a *Args) Int(name string) (int64, error) {
+	v, err := a.typed(name, "int")
+	if v == nil || err != nil {
+		return 0, err
 	}
-	v := a.vals[name]
 	i, ok := v.(starlark.Int)
 	if !ok {
-		return 0, a.typeErr(name, v, "int")
+		return 0, a.TypeErr(name, v, "int")
 	}
 	n, ok := i.Int64()
 	if !ok {
-		return 0, a.errorf(name, "%s is out of range", i)
+		return 0, a.Errorf(name, "%s is out of range", i)
 	}
 	return n, nil
 }
 
-func (a *args) number(name string, def float64) (float64, error) {
-	if !a.has(name) {
-		return def, nil
+// Float reads a float or an int; 0 for None.
+func (a *Args) Float(name string) (float64, error) {
+	v, err := a.typed(name, "float")
+	if v == nil || err != nil {
+		return 0, err
 	}
-	switch x := a.vals[name].(type) {
+	switch x := v.(type) {
 	case starlark.Int:
 		f, _ := starlark.AsFloat(x)
 		return f, nil
 	case starlark.Float:
 		return float64(x), nil
 	}
-	return 0, a.typeErr(name, a.vals[name], "float")
+	return 0, a.TypeErr(name, v, "float")
 }
 
-func (a *args) boolean(name string, def bool) (bool, error) {
-	if !a.has(name) {
-		return def, nil
+// Bool reads a bool; false for None.
+func (a *Args) Bool(name string) (bool, error) {
+	v, err := a.typed(name, "bool")
+	if v == nil || err != nil {
+		return false, err
 	}
-	b, ok := a.vals[name].(starlark.Bool)
+	b, ok := v.(starlark.Bool)
 	if !ok {
-		return false, a.typeErr(name, a.vals[name], "bool")
+		return false, a.TypeErr(name, v, "bool")
 	}
 	return bool(b), nil
 }
 
-// strings reads a list (or tuple) of strings.
-func (a *args) strings(name string) ([]string, error) {
-	if !a.has(name) {
-		return nil, nil
+// Strings reads a list (or tuple) of strings; nil for None.
+func (a *Args) Strings(name string) ([]string, error) {
+	vals, err := a.seq(name, "list of strings")
+	if err != nil {
+		return nil, err
 	}
-	seq, ok := a.vals[name].(starlark.Indexable)
-	if _, isStr := a.vals[name].(starlark.String); !ok || isStr {
-		return nil, a.typeErr(name, a.vals[name], "list of strings")
+	var out []string
+	if vals != nil {
+		out = make([]string, len(vals))
 	}
-	out := make([]string, seq.Len())
-	for i := range out {
-		s, ok := seq.Index(i).(starlark.String)
+	for i, v := range vals {
+		s, ok := v.(starlark.String)
 		if !ok {
-			return nil, a.errorf(name, "element %d: got %s, want string", i, seq.Index(i).Type())
+			return nil, a.Errorf(name, "element %d: got %s, want string", i, v.Type())
 		}
 		out[i] = string(s)
 	}
 	return out, nil
 }
 
-func (a *args) list(name string) ([]starlark.Value, error) {
-	if !a.has(name) {
-		return nil, nil
+// List reads a list (or tuple); nil for None.
+func (a *Args) List(name string) ([]starlark.Value, error) { return a.seq(name, "list") }
+
+func (a *Args) seq(name, want string) ([]starlark.Value, error) {
+	v, err := a.typed(name, want)
+	if v == nil || err != nil {
+		return nil, err
 	}
-	seq, ok := a.vals[name].(starlark.Indexable)
-	if _, isStr := a.vals[name].(starlark.String); !ok || isStr {
-		return nil, a.typeErr(name, a.vals[name], "list")
+	seq, ok := v.(starlark.Indexable)
+	if _, isStr := v.(starlark.String); !ok || isStr {
+		return nil, a.TypeErr(name, v, want)
 	}
 	out := make([]starlark.Value, seq.Len())
 	for i := range out {
@@ -163,20 +295,31 @@ func (a *args) list(name string) ([]starlark.Value, error) {
 	return out, nil
 }
 
-// fn reads a callable. want describes its parameters, e.g. "(ws, ep)"; nparams is how many
-// positional arguments the runtime passes.
-func (a *args) fn(name string, nparams int, want string) (starlark.Callable, error) {
-	if !a.has(name) {
-		return nil, nil
+// Fn reads a callable; nil for None. want describes its parameters, e.g. "(ws, ep)"; nparams is
+// how many positional arguments the runtime passes.
+func (a *Args) Fn(name string, nparams int, want string) (starlark.Callable, error) {
+	v, err := a.typed(name, "function "+want)
+	if v == nil || err != nil {
+		return nil, err
 	}
-	c, ok := a.vals[name].(starlark.Callable)
+	c, ok := v.(starlark.Callable)
 	if !ok {
-		return nil, a.typeErr(name, a.vals[name], "function "+want)
+		return nil, a.TypeErr(name, v, "function "+want)
 	}
 	if err := checkArity(c, nparams); err != nil {
-		return nil, a.errorf(name, "%s must take %s: %v", c.Name(), want, err)
+		return nil, a.Errorf(name, "%s must take %s: %v", c.Name(), want, err)
 	}
 	return c, nil
+}
+
+// JSON converts a value of the argument (itself, or an element of it) to JSON, for enum values,
+// defaults, metadata and tool arguments; an error names the argument.
+func (a *Args) JSON(name string, v starlark.Value) (jsonv.Value, error) {
+	j, err := starconv.ToJSON(v)
+	if err != nil {
+		return nil, a.Errorf(name, "%v", err)
+	}
+	return j, nil
 }
 
 // checkArity reports whether a Starlark function accepts exactly n positional arguments.
@@ -205,13 +348,4 @@ func checkArity(c starlark.Callable, n int) error {
 		return fmt.Errorf("it takes %d parameters", np)
 	}
 	return nil
-}
-
-// jsonArg converts an argument to JSON (for enum values, defaults, metadata).
-func (a *args) jsonArg(name string) (jsonv.Value, error) {
-	v, err := starconv.ToJSON(a.vals[name])
-	if err != nil {
-		return nil, a.errorf(name, "%v", err)
-	}
-	return v, nil
 }

@@ -37,8 +37,9 @@ func Predeclared() starlark.StringDict {
 		"re":     re.Module,
 		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
 	}
-	for _, b := range Builtins {
-		d[b.Name] = starlark.NewBuiltin(b.Name, b.Impl)
+	for i := range Builtins {
+		b := &Builtins[i]
+		d[b.Name] = b.Starlark(b.Impl)
 	}
 	d.Freeze()
 	return d

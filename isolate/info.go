@@ -2,13 +2,10 @@ package isolate
 
 import (
 	"context"
-	"sort"
-	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
-	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/runtime/services"
 )
 
 // TaskInfo is what a worker tells about each task a file declares, beside the validation
@@ -40,40 +37,8 @@ func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) 
 	}
 	if withSetup {
 		if p, d := episode.Prepare(ctx, t, episode.Options{Limits: lim}); d == nil {
-			ti.Setup = SetupText(p.Base)
+			ti.Setup = services.SetupText(p.Base)
 		}
 	}
 	return ti
-}
-
-// SetupText is a canonical text of a workspace: what a reader of the task's setup would see.
-func SetupText(st *workspace.State) string {
-	var b strings.Builder
-	fs := st.Files()
-	for _, p := range fs.Walk("/") {
-		c, _ := fs.Read(p)
-		b.WriteString("file " + p + "\n" + c + "\n")
-	}
-	for _, m := range st.Mail().Messages(workspace.Filter{}) {
-		b.WriteString("mail " + m.Folder + " from " + m.Sender + " to " + strings.Join(m.To, ", ") + "\n")
-		b.WriteString(m.Subject + "\n" + m.Body + "\n")
-		for _, a := range m.Attachments {
-			b.WriteString("attachment " + a.Name + "\n" + a.Content + "\n")
-		}
-	}
-	if evs, err := st.Calendar().Events("", "", ""); err == nil {
-		for _, e := range evs {
-			b.WriteString("event " + e.Title + " " + e.Start + " " + e.End + " " + e.Location + " " + strings.Join(e.Attendees, ", ") + "\n")
-			b.WriteString(e.Description + "\n")
-		}
-	}
-	db := st.DB()
-	colls := db.Collections()
-	sort.Strings(colls)
-	for _, c := range colls {
-		for _, r := range db.All(c) {
-			b.WriteString("record " + c + " " + jsonv.MustEncode(r) + "\n")
-		}
-	}
-	return b.String()
 }

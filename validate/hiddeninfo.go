@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"github.com/coworkenv/coworkenv/workspace/timefmt"
 	"path"
 	"regexp"
 	"strings"
@@ -363,7 +364,7 @@ func (h *hiddenInfo) delivered(add func(*seenText, workspace.Message)) []*seenTe
 			if _, ok := h.base.Mail().Get(m.ID); ok || strings.ToLower(m.Sender) == user {
 				continue
 			}
-			if d, err := workspace.ParseTime(m.Date); err != nil || d.After(start) {
+			if d, err := timefmt.Parse(m.Date); err != nil || d.After(start) {
 				continue
 			}
 			add(r, m)

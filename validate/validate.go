@@ -14,6 +14,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/services"
 	"github.com/coworkenv/coworkenv/runtime/workspace"
 )
 
@@ -509,13 +510,10 @@ func describeDiff(d workspace.Changes, verbs [3]string) string {
 			parts = append(parts, verb+" "+kind+" "+id)
 		}
 	}
-	for _, sec := range []struct {
-		kind string
-		s    workspace.Section
-	}{{"file", d.Files}, {"message", d.Mail}, {"event", d.Calendar}, {"record", d.DB}} {
-		add(verbs[0], sec.kind, sec.s.Added)
-		add(verbs[1], sec.kind, sec.s.Changed)
-		add(verbs[2], sec.kind, sec.s.Removed)
+	for _, sec := range services.Sections(d) {
+		add(verbs[0], sec.Service.Entry, sec.Added)
+		add(verbs[1], sec.Service.Entry, sec.Changed)
+		add(verbs[2], sec.Service.Entry, sec.Removed)
 	}
 	switch {
 	case len(parts) == 0:

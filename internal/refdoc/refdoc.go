@@ -10,6 +10,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/services"
 	"github.com/coworkenv/coworkenv/runtime/tools"
 	"github.com/coworkenv/coworkenv/stdlib/re"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
@@ -42,7 +43,7 @@ func Markdown() string {
 
 	var es []entry
 	for _, x := range dsl.Builtins {
-		es = append(es, entry{x.Signature, x.Doc})
+		es = append(es, entry{x.Signature(), x.Doc})
 	}
 	section(&b, "Builtins", "Available at the top level of every task and helper file.", es)
 
@@ -64,6 +65,17 @@ func Markdown() string {
 		{"struct(**fields)", "An immutable record with the given fields, read as attributes."},
 	})
 
+	b.WriteString("## Services\n\nThe workspace is made of services; each has its object of `ws`, its field of `ws.diff()`, its group of built-in tools (where it has tools) and its entries in `ws.history`.\n\n")
+	b.WriteString("| service | `ws` object | `ws.diff()` field | tool group | entry | what it models |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, s := range services.All {
+		group := "–"
+		if len(s.Tools) > 0 {
+			group = "`" + s.GroupName() + "`"
+		}
+		fmt.Fprintf(&b, "| %s | `ws.%s` | `%s` | %s | %s | %s |\n", s.Name, s.ScriptName(), s.DiffField(), group, s.Entry, s.Doc)
+	}
+	b.WriteString("\n")
+
 	es = nil
 	for _, x := range wsmod.Reference {
 		es = append(es, entry{x.Signature, x.Doc})
@@ -72,14 +84,14 @@ func Markdown() string {
 
 	es = nil
 	for _, x := range episode.Reference {
-		es = append(es, entry{x.Signature, x.Doc})
+		es = append(es, entry{x.Signature(), x.Doc})
 	}
 	section(&b, "Episode context `ep` and solution handle `agent`", "", es)
 
 	b.WriteString("## Built-in tools\n\n")
 	b.WriteString("What the agent sees: each tool as a function with a JSON Schema. Groups: ")
-	b.WriteString("`" + strings.Join(tools.Groups(), "`, `") + "`.\n\n")
-	for _, t := range tools.Builtins() {
+	b.WriteString("`" + strings.Join(services.Groups(), "`, `") + "`.\n\n")
+	for _, t := range services.Tools() {
 		fmt.Fprintf(&b, "### `%s(%s)`\n\n%s (group `%s`)\n\n", t.Name, paramSig(t.Params), strings.TrimSpace(t.Description), t.Group)
 		for _, p := range t.Params {
 			req := "optional"

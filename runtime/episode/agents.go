@@ -70,33 +70,32 @@ func (h *agentHandle) Type() string          { return "agent" }
 func (h *agentHandle) Freeze()               {}
 func (h *agentHandle) Truth() starlark.Bool  { return true }
 func (h *agentHandle) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: agent") }
-func (h *agentHandle) AttrNames() []string   { return []string{"call", "reply"} }
+func (h *agentHandle) AttrNames() []string   { return agentMembers.AttrNames() }
 
-func (h *agentHandle) Attr(name string) (starlark.Value, error) {
-	switch name {
-	case "call":
-		return starlark.NewBuiltin("agent.call", h.call), nil
-	case "reply":
-		return starlark.NewBuiltin("agent.reply", h.doReply), nil
-	}
-	return nil, nil
-}
+func (h *agentHandle) Attr(name string) (starlark.Value, error) { return agentMembers.Attr(h, name) }
 
-func (h *agentHandle) call(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var name string
-	if err := starlark.UnpackPositionalArgs("agent.call", args, nil, 1, &name); err != nil {
+// agentMembers is the one table of the `agent` value: it binds the arguments of its methods and
+// documents them (Reference).
+var agentMembers = dsl.NewMembers("agent",
+	dsl.Member[*agentHandle]{Func: dsl.Func{Name: "agent.call", Params: []dsl.Param{dsl.Req("name"), dsl.Rest("args")},
+		Doc: "Calls a tool through exactly the interface an agent has and returns its decoded result. A tool error stops the solution (`solution-error`); a call that hits an injected fault is retried up to 10 times, each attempt recorded."},
+		Call: (*agentHandle).call},
+	dsl.Member[*agentHandle]{Func: dsl.Func{Name: "agent.reply", Params: []dsl.Param{dsl.Req("text")},
+		Doc: "Ends the turn with a reply; a solution that returns without one replies \"\"."},
+		Call: (*agentHandle).doReply},
+)
+
+func (h *agentHandle) call(thread *starlark.Thread, a *dsl.Args) (starlark.Value, error) {
+	name, err := a.Str("name")
+	if err != nil {
 		return nil, err
 	}
 	if h.replied {
 		return nil, fmt.Errorf("agent.call: %s called after agent.reply ended the turn", name)
 	}
-	obj := &jsonv.Object{Members: make([]jsonv.Member, 0, len(kwargs))}
-	for _, kv := range kwargs {
-		j, err := starconv.ToJSON(kv[1])
-		if err != nil {
-			return nil, fmt.Errorf("agent.call: %s: argument %s: %v", name, kv[0], err)
-		}
-		obj.Members = append(obj.Members, jsonv.Member{Key: string(kv[0].(starlark.String)), Value: j})
+	obj, err := argsJSON("agent.call: "+name, a.Rest())
+	if err != nil {
+		return nil, err
 	}
 	var pos syntax.Position
 	if thread.CallStackDepth() > 1 {
@@ -123,9 +122,23 @@ func (h *agentHandle) call(thread *starlark.Thread, b *starlark.Builtin, args st
 	}
 }
 
-func (h *agentHandle) doReply(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var text string
-	if err := starlark.UnpackArgs("agent.reply", args, kwargs, "text", &text); err != nil {
+// argsJSON converts the keyword arguments a "**args" parameter collected to a JSON object, in
+// call order; what names the call in errors ("agent.call: fs_write").
+func argsJSON(what string, kwargs []starlark.Tuple) (*jsonv.Object, error) {
+	obj := &jsonv.Object{Members: make([]jsonv.Member, 0, len(kwargs))}
+	for _, kv := range kwargs {
+		j, err := starconv.ToJSON(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: argument %s: %v", what, kv[0], err)
+		}
+		obj.Members = append(obj.Members, jsonv.Member{Key: string(kv[0].(starlark.String)), Value: j})
+	}
+	return obj, nil
+}
+
+func (h *agentHandle) doReply(thread *starlark.Thread, a *dsl.Args) (starlark.Value, error) {
+	text, err := a.Str("text")
+	if err != nil {
 		return nil, err
 	}
 	if h.replied {

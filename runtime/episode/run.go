@@ -519,47 +519,51 @@ func (v *epValue) Type() string          { return "ep" }
 func (v *epValue) Freeze()               {}
 func (v *epValue) Truth() starlark.Bool  { return true }
 func (v *epValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: ep") }
-func (v *epValue) AttrNames() []string {
-	return []string{"called", "calls", "replies", "reply", "turn"}
-}
+func (v *epValue) AttrNames() []string   { return epMembers.AttrNames() }
 
-func (v *epValue) Attr(name string) (starlark.Value, error) {
-	switch name {
-	case "turn":
-		return starlark.MakeInt(v.turn), nil
-	case "replies":
-		return v.replies, nil
-	case "reply":
-		return v.reply, nil
-	case "calls":
-		// built on first use: most verifiers never look at the calls
-		if v.calls == nil {
-			calls := make([]starlark.Value, len(v.raw))
-			for i, c := range v.raw {
-				calls[i] = callValue(c)
-			}
-			v.calls = starlark.NewList(calls)
+func (v *epValue) Attr(name string) (starlark.Value, error) { return epMembers.Attr(v, name) }
+
+// epMembers is the one table of the `ep` value: its attributes and methods, the binding of the
+// methods' arguments, and their documentation (Reference).
+var epMembers = dsl.NewMembers("ep",
+	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.turn",
+		Doc: "Index of the turn being scored, from 0; in the final verifier the last turn's index; in a `user` function the turn being asked."},
+		Get: func(v *epValue) starlark.Value { return starlark.MakeInt(v.turn) }},
+	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.replies",
+		Doc: "The agent's reply per turn so far (a first-turn `user` function sees `[]`)."},
+		Get: func(v *epValue) starlark.Value { return v.replies }},
+	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.reply",
+		Doc: "The last reply, or None before the first one."},
+		Get: func(v *epValue) starlark.Value { return v.reply }},
+	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.calls",
+		Doc: "Every tool call attempt so far, as structs with `id`, `name`, `args` (a dict, as the agent sent them), `result` (decoded, or None), `error` (a string, or None), `fault` (an injected transient error) and `turn`."},
+		Get: (*epValue).callList},
+	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.called", Params: []dsl.Param{dsl.Req("name"), dsl.Rest("args")},
+		Doc: "How many calls to `name` succeeded with at least these argument values."},
+		Call: (*epValue).called},
+)
+
+// callList is ep.calls, built on first use: most verifiers never look at the calls.
+func (v *epValue) callList() starlark.Value {
+	if v.calls == nil {
+		calls := make([]starlark.Value, len(v.raw))
+		for i, c := range v.raw {
+			calls[i] = callValue(c)
 		}
-		return v.calls, nil
-	case "called":
-		return starlark.NewBuiltin("ep.called", v.called), nil
+		v.calls = starlark.NewList(calls)
 	}
-	return nil, nil
+	return v.calls
 }
 
 // called counts successful calls to name whose arguments include the given values.
-func (v *epValue) called(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var name string
-	if err := starlark.UnpackPositionalArgs("ep.called", args, nil, 1, &name); err != nil {
+func (v *epValue) called(thread *starlark.Thread, a *dsl.Args) (starlark.Value, error) {
+	name, err := a.Str("name")
+	if err != nil {
 		return nil, err
 	}
-	want := make([]jsonv.Member, 0, len(kwargs))
-	for _, kv := range kwargs {
-		j, err := starconv.ToJSON(kv[1])
-		if err != nil {
-			return nil, fmt.Errorf("ep.called: %s: %v", kv[0], err)
-		}
-		want = append(want, jsonv.Member{Key: string(kv[0].(starlark.String)), Value: j})
+	want, err := argsJSON("ep.called: "+name, a.Rest())
+	if err != nil {
+		return nil, err
 	}
 	if v.queried != nil {
 		v.queried[name] = true
@@ -570,7 +574,7 @@ func (v *epValue) called(thread *starlark.Thread, b *starlark.Builtin, args star
 			continue
 		}
 		ok := true
-		for _, w := range want {
+		for _, w := range want.Members {
 			got, present := c.Args.Get(w.Key)
 			if !present || !jsonv.Equal(got, w.Value) {
 				ok = false

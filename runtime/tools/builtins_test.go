@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 // error.
 func call(t testing.TB, ws *workspace.State, name, args string) (string, error) {
 	t.Helper()
-	tl, ok := Builtin(name)
+	tl, ok := builtin(name)
 	require.True(t, ok, name)
 	res, err := tl.Call(ws, dec(t, args))
 	if err != nil {
@@ -319,7 +319,7 @@ func BenchmarkToolCall(b *testing.B) {
 		{"fs_write", `{"path":"/dir0/file00.txt","content":"changed"}`, `{"path":"/dir0/file00.txt","content":"changed again"}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			tl, _ := Builtin(c.name)
+			tl, _ := builtin(c.name)
 			args := []*jsonv.Object{dec(b, c.args), dec(b, c.args2)}
 			ws := base.Fork()
 			b.ReportAllocs()

@@ -10,6 +10,7 @@ package tools
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -26,6 +27,18 @@ const (
 	TypeObject    = "object"
 	TypeAddresses = "addresses"
 )
+
+// ParamTypes are the types a task-defined tool's parameter (and an array's items) may have:
+// every type but TypeAddresses.
+var ParamTypes = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean, TypeArray, TypeObject}
+
+// CheckType reports whether typ is one of ParamTypes: `"date" is not one of string, integer, …`.
+func CheckType(typ string) error {
+	if slices.Contains(ParamTypes, typ) {
+		return nil
+	}
+	return fmt.Errorf("%q is not one of %s", typ, strings.Join(ParamTypes, ", "))
+}
 
 // Param is one parameter of a tool.
 type Param struct {
@@ -156,16 +169,32 @@ func (t *Tool) CheckArgs(args *jsonv.Object) (*jsonv.Object, error) {
 			}
 			continue
 		}
-		cv, err := coerce(p.Type, p.Items, v)
+		cv, err := p.Check(v)
 		if err != nil {
 			return nil, fmt.Errorf("argument %q: %v", p.Name, err)
-		}
-		if p.Enum != nil && !inEnum(p.Enum, cv) {
-			return nil, fmt.Errorf("argument %q: %s is not one of %s", p.Name, jsonv.MustEncode(cv), enumList(p.Enum))
 		}
 		out.Members = append(out.Members, jsonv.Member{Key: p.Name, Value: cv})
 	}
 	return out, nil
+}
+
+// Check checks one value against the parameter's type, items and enum, and returns it coerced
+// to the type as CheckArgs does (a deep copy for arrays and objects). This is the one check of a
+// value against a parameter: of an agent's argument, and of a task-defined parameter's default
+// and enum values. Its errors do not name the parameter:
+//
+//	got string, want integer
+//	item 1: got integer, want string
+//	"x" is not one of "lisbon", "porto"
+func (p *Param) Check(v jsonv.Value) (jsonv.Value, error) {
+	cv, err := coerce(p.Type, p.Items, v)
+	if err != nil {
+		return nil, err
+	}
+	if p.Enum != nil && !inEnum(p.Enum, cv) {
+		return nil, fmt.Errorf("%s is not one of %s", jsonv.MustEncode(cv), enumList(p.Enum))
+	}
+	return cv, nil
 }
 
 // Call checks args and runs the tool.

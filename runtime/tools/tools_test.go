@@ -29,10 +29,9 @@ func TestValidName(t *testing.T) {
 	}
 }
 
-func TestRegistry(t *testing.T) {
-	assert.Equal(t, []string{"fs", "mail", "calendar"}, Groups())
+func TestKernelTools(t *testing.T) {
 	var names []string
-	for _, tl := range Builtins() {
+	for _, tl := range kernelTools() {
 		names = append(names, tl.Name)
 		assert.True(t, ValidName(tl.Name))
 		assert.NotEmpty(t, tl.Description)
@@ -48,32 +47,21 @@ func TestRegistry(t *testing.T) {
 		"mail_list", "mail_read", "mail_mark", "mail_send", "mail_reply", "mail_forward", "mail_move", "mail_save_attachment",
 		"calendar_list", "calendar_create", "calendar_update", "calendar_delete",
 	}, names)
-	for _, g := range Groups() {
-		for _, tl := range Group(g) {
+	for g, ts := range map[string][]*Tool{"fs": FSTools(), "mail": MailTools(), "calendar": CalendarTools()} {
+		for _, tl := range ts {
 			assert.Equal(t, g, tl.Group)
 		}
 	}
-	assert.Len(t, Group("mail"), 8)
-	assert.Nil(t, Group("nope"))
-	tl, ok := Builtin("mail_send")
-	require.True(t, ok)
-	assert.Equal(t, "mail_send", tl.Name)
-	_, ok = Builtin("nope")
-	assert.False(t, ok)
-
-	// Builtins returns a new slice each time
-	a := Builtins()
-	a[0] = nil
-	assert.NotNil(t, Builtins()[0])
+	assert.Same(t, FSTools()[0], FSTools()[0], "built once")
 }
 
 func TestSchema(t *testing.T) {
-	tl, _ := Builtin("fs_list")
+	tl, _ := builtin("fs_list")
 	assert.Equal(t,
 		`{"type":"function","function":{"name":"fs_list","description":"List the contents of a folder in the user's files. Returns the names of the files and folders directly inside it, sorted; folder names end with \"/\".","parameters":{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the folder, like \"/reports\".","default":"/"}},"required":[],"additionalProperties":false}}}`,
 		jsonv.MustEncode(tl.Schema()))
 
-	tl, _ = Builtin("mail_send")
+	tl, _ = builtin("mail_send")
 	params, _ := must(must(tl.Schema().Get("function")).(*jsonv.Object).Get("parameters")).(*jsonv.Object).Get("properties")
 	props := params.(*jsonv.Object)
 	assert.Equal(t, []string{"to", "subject", "body", "cc", "attachments"}, props.Keys(), "properties in Params order")
@@ -93,7 +81,7 @@ func TestSchema(t *testing.T) {
 		jsonv.MustEncode(custom.Schema()))
 
 	// every built-in schema encodes
-	for _, tl := range Builtins() {
+	for _, tl := range kernelTools() {
 		_, err := jsonv.Encode(tl.Schema())
 		assert.NoError(t, err, tl.Name)
 	}

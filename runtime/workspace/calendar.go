@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/coworkenv/coworkenv/workspace/timefmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 type Event struct {
 	ID          string
 	Title       string
-	Start, End  string // RFC 3339, TimeLayout
+	Start, End  string // RFC 3339, timefmt.Layout
 	Attendees   []string
 	Location    string
 	Description string
@@ -57,10 +58,10 @@ func checkEvent(e *Event) (start, end time.Time, err error) {
 	if strings.TrimSpace(e.Title) == "" {
 		return start, end, errors.New("title: empty")
 	}
-	if e.Start, start, err = NormalizeTime(e.Start); err != nil {
+	if e.Start, start, err = timefmt.Normalize(e.Start); err != nil {
 		return start, end, fmt.Errorf("start: %v", err)
 	}
-	if e.End, end, err = NormalizeTime(e.End); err != nil {
+	if e.End, end, err = timefmt.Normalize(e.End); err != nil {
 		return start, end, fmt.Errorf("end: %v", err)
 	}
 	if !end.After(start) {
@@ -116,12 +117,12 @@ func (c *Calendar) Events(start, end, attendee string) ([]Event, error) {
 	var from, to time.Time
 	var err error
 	if start != "" {
-		if from, err = ParseTime(start); err != nil {
+		if from, err = timefmt.Parse(start); err != nil {
 			return nil, fmt.Errorf("start: %v", err)
 		}
 	}
 	if end != "" {
-		if to, err = ParseTime(end); err != nil {
+		if to, err = timefmt.Parse(end); err != nil {
 			return nil, fmt.Errorf("end: %v", err)
 		}
 	}

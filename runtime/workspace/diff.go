@@ -8,8 +8,12 @@ import (
 // order (see NaturalCompare).
 type Section struct{ Added, Changed, Removed []string }
 
-// Changes is what changed between two states.
-type Changes struct{ Files, Mail, Calendar, DB Section }
+// Changes is what changed between two states: the sections of this package, and the parts of
+// the services kept outside it (present in either state, in name order).
+type Changes struct {
+	Files, Mail, Calendar, DB Section
+	Parts                     []PartChanges
+}
 
 // Diff returns what changed from before to after: file paths (files only; a folder shows
 // through the files it holds), message ids, event ids and db "collection/id" keys. An entry is
@@ -62,17 +66,36 @@ func Diff(before, after *State) Changes {
 		}
 		sortSection(&ch.DB)
 	}
+	ch.Parts = diffParts(before, after)
 	return ch
 }
 
 // Empty reports whether c lists no change.
 func (c Changes) Empty() bool {
 	for _, s := range []Section{c.Files, c.Mail, c.Calendar, c.DB} {
-		if len(s.Added)+len(s.Changed)+len(s.Removed) > 0 {
+		if !s.Empty() {
+			return false
+		}
+	}
+	for _, p := range c.Parts {
+		if !p.Empty() {
 			return false
 		}
 	}
 	return true
+}
+
+// Empty reports whether s lists no change.
+func (s Section) Empty() bool { return len(s.Added)+len(s.Changed)+len(s.Removed) == 0 }
+
+// Part returns the changes of part p (empty when neither state holds it).
+func (c Changes) Part(p *Part) Section {
+	for _, pc := range c.Parts {
+		if pc.Part == p {
+			return pc.Section
+		}
+	}
+	return emptySection()
 }
 
 func emptySection() Section {

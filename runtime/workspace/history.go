@@ -26,19 +26,19 @@ const ActorAgent = "agent"
 // one for the folder.
 type Action struct {
 	Seq   int    // 1, 2, … in the order the actions happened, over the state's whole life
-	Kind  string // one of the Kind constants
+	Kind  string // one of the Kind constants, or the Entry of a Part
 	Op    string
 	Key   string // path, message id, event id, "collection/id"
 	To    string // the new path of a move
 	Actor string // ActorAgent, or "" for a script (setup, before)
 	Turn  int    // the turn (0-based) given to SetActor; -1 before the first turn
-	// before and after are the immutable entries (*fileEntry, *msgEntry, *eventEntry, *record),
-	// nil where there is none.
+	// before and after are the immutable entries (*fileEntry, *msgEntry, *eventEntry, *record,
+	// or a part's Entry), nil where there is none.
 	before, after any
 }
 
 // Before returns the entry as it was before the action: a file's content (string), a Message,
-// an Event or a record (*jsonv.Object, a copy); nil when there was none.
+// an Event, a record (*jsonv.Object, a copy) or a part's Entry; nil when there was none.
 func (a Action) Before() any { return entryValue(a.before) }
 
 // After returns the entry as the action left it (see Before); nil when it is gone.
@@ -54,6 +54,8 @@ func entryValue(e any) any {
 		return x.e.clone()
 	case *record:
 		return jsonv.Clone(x.obj).(*jsonv.Object)
+	case Entry:
+		return x // a part's entries are immutable
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/coworkenv/coworkenv/workspace/timefmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -22,7 +23,7 @@ type Message struct {
 	To, Cc      []string
 	Subject     string
 	Body        string
-	Date        string // RFC 3339, TimeLayout
+	Date        string // RFC 3339, timefmt.Layout
 	Folder      string
 	Read        bool
 	Labels      []string
@@ -182,7 +183,7 @@ func (s *State) addMessage(m Message, t time.Time) string {
 
 func (s *State) now() (string, time.Time) {
 	t := s.clock.Truncate(time.Second)
-	return t.Format(TimeLayout), t
+	return t.Format(timefmt.Layout), t
 }
 
 // Deliver puts a message into the mailbox and returns its id.
@@ -215,7 +216,7 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 	var t time.Time
 	if d.Date == "" {
 		date, t = s.now()
-	} else if date, t, err = NormalizeTime(d.Date); err != nil {
+	} else if date, t, err = timefmt.Normalize(d.Date); err != nil {
 		return "", fmt.Errorf("date: %v", err)
 	}
 	folder := d.Folder

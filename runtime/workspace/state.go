@@ -75,7 +75,10 @@ type State struct {
 	mail   mailSec
 	cal    calSec
 	db     dbSec
-	hash   atomic.Pointer[string]
+	// parts are the sections of services kept outside this package (parts.go), sorted by name;
+	// only those ever written are here.
+	parts []partState
+	hash  atomic.Pointer[string]
 	// hist is the history of actions (history.go); actor and turn stamp new ones. None of the
 	// three is part of the content or the hash.
 	hist  *histNode
@@ -102,11 +105,20 @@ func New(start time.Time, seed int64) *State {
 func (s *State) Fork() *State {
 	c := &State{clock: s.clock, rng: s.rng, fs: s.fs, mail: s.mail, cal: s.cal, db: s.db, hist: s.hist, actor: s.actor, turn: s.turn}
 	c.fs.owned, c.mail.owned, c.cal.owned, c.db.owned, c.db.mine = false, false, false, false, nil
+	if len(s.parts) > 0 {
+		c.parts = slices.Clone(s.parts)
+		for i := range c.parts {
+			c.parts[i].owned = false
+		}
+	}
 	if h := s.hash.Load(); h != nil {
 		c.hash.Store(h)
 	}
 	if !s.frozen {
 		s.fs.owned, s.mail.owned, s.cal.owned, s.db.owned, s.db.mine = false, false, false, false, nil
+		for i := range s.parts {
+			s.parts[i].owned = false
+		}
 	}
 	return c
 }
@@ -162,6 +174,7 @@ func (s *State) Hash() string {
 	b = append(b, ch[:]...)
 	b = appendUint(b, uint64(s.cal.next))
 	b = append(b, dh[:]...)
+	b = s.appendParts(b)
 	b = appendInt(b, s.clock.Unix())
 	b = appendInt(b, int64(s.clock.Nanosecond()))
 	sum := sha256.Sum256(b)

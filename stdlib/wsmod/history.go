@@ -26,6 +26,10 @@ var historyMembers = []*member{
 		doc: "Returns the sorted keys of everything the agent changed since ws.initial, even if it was changed back: \"file:/a.md\", \"folder:/archive\", \"message:m4\", \"event:e2\", \"record:tickets/T-1\" (a move names both paths). Marking a message read or unread does not count. by=\"script\" lists the changes of the turns' before functions instead, by=None both."},
 }
 
+// unexpectedFixed is the number of ws.unexpected's own parameters; each service with a script
+// binding adds one after them (services.go).
+const unexpectedFixed = 5
+
 // unexpectedFn is ws.unexpected, a member of the root.
 func unexpectedFn(c *call) (starlark.Value, error) {
 	a := allowance{
@@ -38,12 +42,22 @@ func unexpectedFn(c *call) (starlark.Value, error) {
 	if err := c.done(); err != nil {
 		return nil, err
 	}
+	for i := range scripted {
+		c.strList(unexpectedFixed+i, true) // check every argument, even if no action needs it
+	}
+	if err := c.done(); err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, act := range c.w.st.History(c.w.initial) {
 		if act.Actor != workspace.ActorAgent {
 			continue
 		}
-		if s := a.judge(act); s != "" && !slices.Contains(out, s) {
+		s, ok := unexpectedPart(c, act)
+		if !ok {
+			s = a.judge(act)
+		}
+		if s != "" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -190,6 +204,8 @@ func entryValue(v any) starlark.Value {
 		return EventValue(x)
 	case *jsonv.Object:
 		return starconv.FromJSON(x)
+	case workspace.Entry:
+		return partValue(x)
 	}
 	return starlark.None
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/coworkenv/coworkenv/internal/starconv"
+	"github.com/coworkenv/coworkenv/runtime/services"
 	"github.com/coworkenv/coworkenv/runtime/workspace"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -30,7 +31,7 @@ var rootMembers = []*member{
 	{name: "initial", noView: true, get: getInitial,
 		doc: "In verifiers: a read-only view of the state right after setup, with the same attributes as ws except initial and diff, so a verifier can require that something changed rather than that it exists. Where there is no initial state (setup, tools), reading ws.initial is an error and it is not listed by dir(ws)."},
 	{name: "diff", noView: true, ret: "struct", call: diffFn, params: []param{{"against", "None"}},
-		doc: "What changed since ws.initial: a struct with files, mail, calendar and db, each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"), and empty (True when all of them are empty). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). against compares with another state instead: ws.diff(ws.reference) lists how the state differs from the one the reference solution leaves (added: here and not there), so ws.diff(ws.reference).empty is the whole-state reward in one line; it costs no more than the entries that differ. ws.diff compares end states only: a change that was undone does not show (see ws.history). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
+		doc: "What changed since ws.initial: a struct with files, mail, calendar, db and one field per other service (contacts, chat, …), each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"), and empty (True when all of them are empty). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). against compares with another state instead: ws.diff(ws.reference) lists how the state differs from the one the reference solution leaves (added: here and not there), so ws.diff(ws.reference).empty is the whole-state reward in one line; it costs no more than the entries that differ. ws.diff compares end states only: a change that was undone does not show (see ws.history). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
 	{name: "history", noView: true, obj: kHistory, get: objAttr(kHistory),
 		doc: "In verifiers (and in before, user functions and tools): the episode history since ws.initial, which keeps what the end state forgets: every mail sent even if later moved, every version a file had, every removed entry, every record write, and who made each change (the agent or a script)."},
 	{name: "unexpected", noView: true, ret: "list", call: unexpectedFn,
@@ -73,13 +74,11 @@ func diffFn(c *call) (starlark.Value, error) {
 
 // DiffValue converts changes to the struct ws.diff() returns.
 func DiffValue(ch workspace.Changes) starlark.Value {
-	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
-		"files":    sectionValue(ch.Files),
-		"mail":     sectionValue(ch.Mail),
-		"calendar": sectionValue(ch.Calendar),
-		"db":       sectionValue(ch.DB),
-		"empty":    starlark.Bool(ch.Empty()),
-	})
+	d := starlark.StringDict{"empty": starlark.Bool(ch.Empty())}
+	for _, sec := range services.Sections(ch) {
+		d[sec.Service.DiffField()] = sectionValue(sec.Section)
+	}
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, d)
 }
 
 func sectionValue(s workspace.Section) starlark.Value {

@@ -99,18 +99,20 @@ func newType(name string, members []*member) *objectType {
 
 // types holds the table of every object, indexed by kind. It is filled by init (a variable
 // initializer would make an initialization cycle: the getter of ws.initial builds objects).
-var types [numKinds]*objectType
+var types []*objectType
 
 func init() {
-	types = [numKinds]*objectType{
-		kRoot:     newType("ws", rootMembers),
-		kFS:       newType("ws.fs", fsMembers),
-		kMail:     newType("ws.mail", mailMembers),
-		kCalendar: newType("ws.calendar", calendarMembers),
-		kDB:       newType("ws.db", dbMembers),
-		kClock:    newType("ws.clock", clockMembers),
-		kRand:     newType("ws.rand", randMembers),
-		kHistory:  newType("ws.history", historyMembers),
+	types = make([]*objectType, numKinds)
+	types[kFS] = newType("ws.fs", fsMembers)
+	types[kMail] = newType("ws.mail", mailMembers)
+	types[kCalendar] = newType("ws.calendar", calendarMembers)
+	types[kDB] = newType("ws.db", dbMembers)
+	types[kClock] = newType("ws.clock", clockMembers)
+	types[kRand] = newType("ws.rand", randMembers)
+	types[kHistory] = newType("ws.history", historyMembers)
+	types[kRoot] = newType("ws", withServices(rootMembers))
+	if len(types) > maxObjects {
+		panic("wsmod: too many services for maxObjects")
 	}
 	Reference = buildReference()
 }

@@ -77,6 +77,9 @@ const (
 	kRand
 	kHistory
 	numKinds
+	// maxObjects bounds the objects of ws: the kernel's, then one per service of package
+	// services that has a script binding (ws.contacts, ws.chat, …), from index numKinds on.
+	maxObjects = numKinds + 12
 )
 
 // wsValue holds one view of a state and all of its objects, so New allocates once.
@@ -88,7 +91,7 @@ type wsValue struct {
 	// reference is Options.Reference
 	reference func() (*workspace.State, error)
 	isView    bool // this is ws.initial
-	objs      [numKinds]object
+	objs      [maxObjects]object
 }
 
 // object is ws itself or one of ws.fs, ws.mail, …: a Starlark value whose members come from
@@ -106,7 +109,7 @@ func New(s *workspace.State, opts Options) starlark.Value {
 }
 
 func (w *wsValue) init() {
-	for i := range w.objs {
+	for i := range types {
 		w.objs[i] = object{ws: w, t: types[i]}
 	}
 }

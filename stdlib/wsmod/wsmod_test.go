@@ -46,7 +46,12 @@ func predeclared() starlark.StringDict {
 		}
 		return starlark.None, nil
 	})
+	var svcs []starlark.Value // the names of ws's service objects, beside the kernel's
+	for _, s := range scripted {
+		svcs = append(svcs, starlark.String(s.ScriptName()))
+	}
 	return starlark.StringDict{
+		"SERVICES":          starlark.NewList(svcs),
 		"as_agent":          asAgent,
 		"ws":                New(st, Options{}),
 		"ro":                New(st, Options{ReadOnly: true, Reason: "in a verifier"}),
@@ -181,6 +186,12 @@ func TestReference(t *testing.T) {
 		"ws.rand", "ws.rand.int", "ws.rand.choice", "ws.rand.shuffle", "ws.rand.sample",
 		"ws.initial", "ws.diff", "ws.history", "ws.history.actions", "ws.history.sent",
 		"ws.history.versions", "ws.history.touched", "ws.unexpected", "ws.reference",
+	}
+	for _, s := range scripted { // the services' own members come from their tables
+		want = append(want, "ws."+s.ScriptName())
+		for _, m := range s.WS {
+			want = append(want, "ws."+s.ScriptName()+"."+m.Name)
+		}
 	}
 	for _, n := range want {
 		if _, ok := seen[n]; !ok {
