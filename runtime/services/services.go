@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/runtime/service"
+	"github.com/coworkenv/coworkenv/runtime/services/chat"
+	"github.com/coworkenv/coworkenv/runtime/services/contacts"
 	"github.com/coworkenv/coworkenv/runtime/tools"
 	"github.com/coworkenv/coworkenv/runtime/workspace"
 )
@@ -19,6 +21,8 @@ var All = []*service.Service{
 	Mail,
 	Calendar,
 	Records,
+	contacts.Service,
+	chat.Service,
 }
 
 // Tools returns every built-in tool, group by group in the order of All. The slice is new; the

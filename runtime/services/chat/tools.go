@@ -1,0 +1,258 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/tools"
+	"github.com/coworkenv/coworkenv/runtime/workspace"
+)
+
+// The agent's tools, group "chat". Results are JSON in a fixed order: conversations by name,
+// messages oldest first.
+
+const (
+	msgShape  = "Each message is {id, channel, sender, text, ts, thread, replies, mentions, reactions, edited}: thread is the id of the thread's first message (null for a message of the channel itself), replies how many replies the thread it starts has, reactions maps an emoji name to the people who gave it."
+	idDesc    = "Message id, like \"cm4\", as chat_read, chat_search and chat_mentions show it."
+	convDesc  = "A channel, like \"#dispatch\", or a direct message: \"@dana.berg\" with one person, \"@dana.berg,@lars.olsen\" with several (chat_list_channels lists them)."
+	limitDesc = "Largest number of messages to return (the newest ones)."
+)
+
+var agentTools = []*tools.Tool{
+	{Name: "chat_list_channels", Group: "chat",
+		Description: "List the chat conversations: the channels, then your direct messages. Returns {you, conversations}: you is your own handle; " +
+			"each conversation is {name, kind (\"channel\" or \"dm\"), topic, members (handles), member (whether you are in it), messages (how many), last (time of the newest message, or null)}.",
+		Run: listChannels},
+	{Name: "chat_read", Group: "chat",
+		Description: "Read a channel or direct message: its newest messages, oldest first, without the replies inside threads. " +
+			"To read a thread, give thread = the id of a message in it: you get the thread's first message, then its replies. " + msgShape,
+		Params: []tools.Param{param("channel", tools.TypeString, convDesc, nil), param("thread", tools.TypeString, "Id of a message whose thread to read.", ""),
+			param("limit", tools.TypeInteger, limitDesc, int64(20))},
+		Run: readConv},
+	{Name: "chat_post", Group: "chat",
+		Description: "Post a message as yourself in a channel or a direct message (a direct message to someone new starts the conversation). " +
+			"With thread = a message id, the message is a reply in that message's thread (a reply to a reply joins the same thread). " +
+			"Write \"@handle\" to mention someone. Returns {id, channel, thread, ts}.",
+		Params: []tools.Param{param("channel", tools.TypeString, convDesc, nil), param("text", tools.TypeString, "The message, plain text.", nil),
+			param("thread", tools.TypeString, "Id of the message to reply to in its thread; leave out to post in the channel itself.", "")},
+		Run: postTool},
+	{Name: "chat_search", Group: "chat",
+		Description: "Search every channel and direct message (or one, with channel) for messages whose text or sender contains every word of query, case ignored; thread replies included. " +
+			"Returns the newest matches, oldest first. " + msgShape,
+		Params: []tools.Param{param("query", tools.TypeString, "Words to look for.", nil), param("channel", tools.TypeString, "Search only this conversation.", ""),
+			param("limit", tools.TypeInteger, limitDesc, int64(20))},
+		Run: search},
+	{Name: "chat_mentions", Group: "chat",
+		Description: "The messages that mention you: \"@\" and your handle, or @here, @channel or @everyone in a channel you are a member of. Returns the newest, oldest first. " + msgShape,
+		Params:      []tools.Param{param("limit", tools.TypeInteger, limitDesc, int64(20))},
+		Run:         mentions},
+	{Name: "chat_react", Group: "chat",
+		Description: "Add your emoji reaction to a message, or take it back with remove. Returns {id, reactions}.",
+		Params: []tools.Param{param("message_id", tools.TypeString, idDesc, nil),
+			param("emoji", tools.TypeString, "Emoji name, like \"eyes\", \"+1\" or \"white_check_mark\" (colons are ignored).", nil),
+			param("remove", tools.TypeBoolean, "Take your reaction back instead.", false)},
+		Run: reactTool},
+	{Name: "chat_edit", Group: "chat",
+		Description: "Replace the text of one of your own messages; it shows as edited. Returns the message.",
+		Params:      []tools.Param{param("message_id", tools.TypeString, idDesc, nil), param("text", tools.TypeString, "The new text.", nil)},
+		Run:         editTool},
+	{Name: "chat_delete", Group: "chat",
+		Description: "Delete one of your own messages (not one whose thread has replies from others). Returns {ok, id}.",
+		Params:      []tools.Param{param("message_id", tools.TypeString, idDesc, nil)},
+		Run:         deleteTool},
+}
+
+// param is a parameter: required when def is nil, else optional with that default.
+func param(name, typ, desc string, def jsonv.Value) tools.Param {
+	return tools.Param{Name: name, Type: typ, Description: desc, Required: def == nil, Default: def, HasDefault: def != nil}
+}
+
+// arg reads an argument already checked by CheckArgs (zero when absent).
+func arg[T any](args *jsonv.Object, name string) T {
+	v, _ := args.Get(name)
+	x, _ := v.(T)
+	return x
+}
+
+// newest keeps the last limit messages.
+func newest(ms []*Message, limit int64) ([]*Message, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("argument \"limit\": must be at least 1, got %d", limit)
+	}
+	if int64(len(ms)) > limit {
+		ms = ms[int64(len(ms))-limit:]
+	}
+	return ms, nil
+}
+
+// list shows messages with their reply counts.
+func (v *view) list(ms []*Message) []jsonv.Value {
+	out := make([]jsonv.Value, len(ms))
+	for i, m := range ms {
+		o := messageJSON(m)
+		o.Set("replies", int64(v.replies(m)))
+		out[i] = o
+	}
+	return out
+}
+
+func listChannels(st *workspace.State, _ *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	out := []jsonv.Value{}
+	for _, c := range convs(v) {
+		name := arg[string](c, "name")
+		var n int64
+		var last jsonv.Value
+		for _, m := range v.msgs {
+			if m.Conv == name {
+				n, last = n+1, m.TS
+			}
+		}
+		c.Set("member", slices.Contains(v.members(name), v.me))
+		c.Set("messages", n)
+		c.Set("last", last)
+		out = append(out, c)
+	}
+	return jsonv.NewObject("you", v.me, "conversations", out), nil
+}
+
+func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	conv, err := v.conv(arg[string](args, "channel"))
+	if err != nil {
+		return nil, err
+	}
+	var ms []*Message
+	var head *Message
+	if id := arg[string](args, "thread"); id != "" {
+		if head, err = v.get(id); err != nil {
+			return nil, err
+		}
+		if head.Conv != conv {
+			return nil, fmt.Errorf("message %s is in %s, not in %s", head.ID, head.Conv, conv)
+		}
+		if head.Thread != "" {
+			head = v.message(head.Thread)
+		}
+		for _, m := range v.msgs {
+			if m.Thread == head.ID {
+				ms = append(ms, m)
+			}
+		}
+	} else {
+		for _, m := range v.msgs {
+			if m.Conv == conv && m.Thread == "" {
+				ms = append(ms, m)
+			}
+		}
+	}
+	if ms, err = newest(ms, arg[int64](args, "limit")); err != nil {
+		return nil, err
+	}
+	if head != nil {
+		ms = append([]*Message{head}, ms...)
+	}
+	return v.list(ms), nil
+}
+
+func postTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	me := read(st).me
+	m, err := post(st, draft{conv: arg[string](args, "channel"), sender: me, text: arg[string](args, "text"), thread: arg[string](args, "thread"), known: true})
+	if err != nil {
+		return nil, err
+	}
+	o := messageJSON(m)
+	return jsonv.NewObject("id", m.ID, "channel", m.Conv, "thread", arg[jsonv.Value](o, "thread"), "ts", m.TS), nil
+}
+
+func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	words := strings.Fields(strings.ToLower(arg[string](args, "query")))
+	if len(words) == 0 {
+		return nil, errors.New("argument \"query\": give at least one word to look for")
+	}
+	conv := arg[string](args, "channel")
+	if conv != "" {
+		var err error
+		if conv, err = v.conv(conv); err != nil {
+			return nil, err
+		}
+	}
+	var ms []*Message
+	for _, m := range v.msgs {
+		hay := strings.ToLower(m.Sender + " " + m.Text)
+		if (conv == "" || m.Conv == conv) && !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(hay, w) }) {
+			ms = append(ms, m)
+		}
+	}
+	ms, err := newest(ms, arg[int64](args, "limit"))
+	if err != nil {
+		return nil, err
+	}
+	return v.list(ms), nil
+}
+
+func mentions(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	ms, err := newest(slices.DeleteFunc(slices.Clone(v.msgs), func(m *Message) bool { return !v.mentionsMe(m) }), arg[int64](args, "limit"))
+	if err != nil {
+		return nil, err
+	}
+	return v.list(ms), nil
+}
+
+func reactTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	m, err := v.get(arg[string](args, "message_id"))
+	if err != nil {
+		return nil, err
+	}
+	if m, err = react(st, m, arg[string](args, "emoji"), v.me, arg[bool](args, "remove")); err != nil {
+		return nil, err
+	}
+	return jsonv.NewObject("id", m.ID, "reactions", arg[jsonv.Value](messageJSON(m), "reactions")), nil
+}
+
+// own returns a message of the user's, for edits and deletions.
+func own(v *view, args *jsonv.Object, verb string) (*Message, error) {
+	m, err := v.get(arg[string](args, "message_id"))
+	if err != nil {
+		return nil, err
+	}
+	if m.Sender != v.me {
+		return nil, fmt.Errorf("%s was posted by %s, not by you (%s): you can only %s your own messages", m.ID, m.Sender, v.me, verb)
+	}
+	return m, nil
+}
+
+func editTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	m, err := own(v, args, "edit")
+	if err != nil {
+		return nil, err
+	}
+	if m, err = edit(st, m, arg[string](args, "text")); err != nil {
+		return nil, err
+	}
+	return v.list([]*Message{m})[0], nil
+}
+
+func deleteTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
+	v := read(st)
+	m, err := own(v, args, "delete")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range v.msgs {
+		if r.Thread == m.ID && r.Sender != v.me {
+			return nil, fmt.Errorf("%s starts a thread with replies from others (%s is %s's); edit it instead", m.ID, r.ID, r.Sender)
+		}
+	}
+	if err := remove(st, v, m); err != nil {
+		return nil, err
+	}
+	return jsonv.NewObject("ok", true, "id", m.ID), nil
+}
