@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"github.com/coworkenv/coworkenv/runtime/services"
 	"hash/fnv"
 	"sort"
 	"strings"
@@ -33,7 +34,7 @@ type example struct {
 func systemPrompt(reference string) string {
 	var b strings.Builder
 	b.WriteString("You write tasks for coworkenv: executable environments in which an AI coworker agent works in a user's ")
-	b.WriteString("workspace (files, mail, calendar, business records) through tools. A task is one Starlark file: a setup ")
+	b.WriteString("workspace (" + serviceNames() + ") through tools. A task is one Starlark file: a setup ")
 	b.WriteString("that seeds the workspace, the user's request, the tools, a verifier that scores the final state, and a ")
 	b.WriteString("reference solution that proves the task can be solved through those tools. A validator runs every file ")
 	b.WriteString("you write: it must load, the oracle (your solution) must pass, an agent that does nothing must fail, the ")
@@ -280,3 +281,12 @@ func chooseExamples(pool []example, caps []string, seed int64) []example {
 // Hint is what the repair prompt tells the model to do about a diagnostic code ("" when it
 // adds nothing to the code's meaning).
 func Hint(code string) string { return hints[code] }
+
+// serviceNames lists the workspace's services as the prompt names them: "files, mail, …".
+func serviceNames() string {
+	var names []string
+	for _, s := range services.All {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
