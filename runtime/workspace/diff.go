@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -142,7 +143,7 @@ func NaturalCompare(a, b string) int {
 			i, j := digitRun(a), digitRun(b)
 			na, nb := trimZeros(a[:i]), trimZeros(b[:j])
 			if len(na) != len(nb) {
-				return cmpInt(len(na), len(nb))
+				return cmp.Compare(len(na), len(nb))
 			}
 			if na != nb {
 				if na < nb {
@@ -151,7 +152,7 @@ func NaturalCompare(a, b string) int {
 				return 1
 			}
 			if i != j {
-				return cmpInt(i, j)
+				return cmp.Compare(i, j)
 			}
 			a, b = a[i:], b[j:]
 			continue
@@ -164,7 +165,7 @@ func NaturalCompare(a, b string) int {
 		}
 		a, b = a[1:], b[1:]
 	}
-	return cmpInt(len(a), len(b))
+	return cmp.Compare(len(a), len(b))
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -182,14 +183,4 @@ func trimZeros(s string) string {
 		s = s[1:]
 	}
 	return s
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

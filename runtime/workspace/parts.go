@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Part is the state of one service kept outside this package (contacts, chat, …): a
@@ -75,7 +76,7 @@ func (s *State) ownPart(p *Part, keysChanged bool) *partTable {
 		}
 		t := &partTable{items: map[string]Entry{}, sums: map[string][32]byte{}, h: newCell()}
 		s.parts = append(slices.Clone(s.parts), partState{p: p, t: t, owned: true})
-		slices.SortFunc(s.parts, func(a, b partState) int { return cmpString(a.p.Name, b.p.Name) })
+		slices.SortFunc(s.parts, func(a, b partState) int { return strings.Compare(a.p.Name, b.p.Name) })
 		return t
 	}
 	ps := &s.parts[i]
@@ -87,16 +88,6 @@ func (s *State) ownPart(p *Part, keysChanged bool) *partTable {
 		ps.t.h.reset(keysChanged)
 	}
 	return ps.t
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // PartGet returns the entry at key of part p.
@@ -286,7 +277,7 @@ func diffParts(before, after *State) []PartChanges {
 			all = append(all, ps.p)
 		}
 	}
-	slices.SortFunc(all, func(a, b *Part) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(all, func(a, b *Part) int { return strings.Compare(a.Name, b.Name) })
 	for _, p := range all {
 		b, a := before.table(p), after.table(p)
 		var sec Section
