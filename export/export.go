@@ -65,39 +65,37 @@ func ReadFile(path string) (*Episode, error) {
 	return &Episode{Path: path, Events: events}, nil
 }
 
-func (e *Episode) start() trace.Event { return e.Events[0] }
-func (e *Episode) end() trace.Event   { return e.Events[len(e.Events)-1] }
+func (e *Episode) start() *trace.Start { return e.Events[0].Body.(*trace.Start) }
+func (e *Episode) end() *trace.End     { return e.Events[len(e.Events)-1].Body.(*trace.End) }
 
 // Task is the task's name.
-func (e *Episode) Task() string { return e.start().Str("task") }
+func (e *Episode) Task() string { return e.start().Task }
 
 // File is the task file as the trace records it.
-func (e *Episode) File() string { return e.start().Str("file") }
+func (e *Episode) File() string { return e.start().File }
 
 // Agent is the agent's name.
-func (e *Episode) Agent() string { return e.start().Str("agent") }
+func (e *Episode) Agent() string { return e.start().Agent }
 
 // Seed is the run seed.
-func (e *Episode) Seed() int64 { return e.start().Int("seed") }
+func (e *Episode) Seed() int64 { return e.start().Seed }
 
 // Score is the end score, the reward.
-func (e *Episode) Score() float64 { f, _ := jsonv.Number(e.end().Value("score")); return f }
+func (e *Episode) Score() float64 { return e.end().Score }
 
 // Passed is the end verdict.
-func (e *Episode) Passed() bool { return e.end().Bool("passed") }
+func (e *Episode) Passed() bool { return e.end().Passed }
 
 // Error is the message of the error that stopped or zeroed the episode, "" when none.
 func (e *Episode) Error() string {
-	o, _ := e.end().Value("error").(*jsonv.Object)
-	if o == nil {
+	f := e.end().Error
+	if f == nil {
 		return ""
 	}
-	m, _ := o.Get("message")
-	s, _ := m.(string)
-	if s == "" {
-		s = "error"
+	if f.Message == "" {
+		return "error"
 	}
-	return s
+	return f.Message
 }
 
 // FromModel reports whether a model made the episode: its trace holds assistant events (or its
@@ -107,7 +105,7 @@ func (e *Episode) FromModel() bool {
 		return true
 	}
 	for _, ev := range e.Events {
-		if ev.Kind == "assistant" {
+		if _, ok := ev.Body.(*trace.Assistant); ok {
 			return true
 		}
 	}
@@ -115,11 +113,11 @@ func (e *Episode) FromModel() bool {
 }
 
 // RecordedSystem is the system prompt the start event records ("" when none).
-func (e *Episode) RecordedSystem() string { return e.start().Str("system") }
+func (e *Episode) RecordedSystem() string { return e.start().System }
 
 // Tools are the tool schemas the agent was shown.
 func (e *Episode) Tools() []jsonv.Value {
-	t, _ := e.start().Value("tools").([]jsonv.Value)
+	t := e.start().Tools
 	if t == nil {
 		t = []jsonv.Value{}
 	}
@@ -131,7 +129,7 @@ func (e *Episode) Tools() []jsonv.Value {
 // task file, or of two tasks of the same name in different corpora, are never normalised
 // together.
 func (e *Episode) Group() string {
-	sha := e.start().Str("file_sha256")
+	sha := e.start().FileSHA256
 	if len(sha) > 12 {
 		sha = sha[:12]
 	}
@@ -151,10 +149,7 @@ func (e *Episode) Sample() int {
 // Components are the end's completion, safety and robustness.
 func (e *Episode) Components() *jsonv.Object {
 	end := e.end()
-	c, _ := jsonv.Number(end.Value("completion"))
-	s, _ := jsonv.Number(end.Value("safety"))
-	r, _ := jsonv.Number(end.Value("robustness"))
-	return jsonv.NewObject("completion", c, "safety", s, "robustness", r)
+	return jsonv.NewObject("completion", end.Completion, "safety", end.Safety, "robustness", end.Robustness)
 }
 
 // TurnRewards are the turn_end scores by turn: one entry per turn the episode reached, null
@@ -167,14 +162,13 @@ func (e *Episode) TurnRewards() []jsonv.Value {
 		}
 	}
 	for _, ev := range e.Events {
-		switch ev.Kind {
-		case "user":
-			grow(int(ev.Int("turn")))
-		case "turn_end":
-			t := int(ev.Int("turn"))
-			grow(t)
-			if f, ok := jsonv.Number(ev.Value("score")); ok {
-				out[t] = f
+		switch b := ev.Body.(type) {
+		case *trace.User:
+			grow(b.Turn)
+		case *trace.TurnEnd:
+			grow(b.Turn)
+			if b.Score != nil {
+				out[b.Turn] = *b.Score
 			}
 		}
 	}
@@ -188,10 +182,11 @@ func (e *Episode) TurnRewards() []jsonv.Value {
 func (e *Episode) MalformedCalls() int {
 	n := 0
 	for _, ev := range e.Events {
-		if ev.Kind != "assistant" {
+		a, ok := ev.Body.(*trace.Assistant)
+		if !ok {
 			continue
 		}
-		for _, c := range toolCalls(ev) {
+		for _, c := range toolCalls(a) {
 			if _, problem := modelagent.ParseArguments(callArgs(c)); problem != "" {
 				n++
 			}
@@ -203,8 +198,8 @@ func (e *Episode) MalformedCalls() int {
 // HasAssistant reports whether the conversation has an assistant message.
 func (e *Episode) HasAssistant() bool {
 	for _, ev := range e.Events {
-		switch ev.Kind {
-		case "assistant", "call", "reply":
+		switch ev.Body.(type) {
+		case *trace.Assistant, *trace.Call, *trace.Reply:
 			return true
 		}
 	}
@@ -226,10 +221,10 @@ func (e *Episode) Messages(system string) []jsonv.Value {
 
 func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 	// the results by call id, in order (ids are unique within an episode, but do not rely on it)
-	results := map[string][]trace.Event{}
+	results := map[string][]*trace.CallResult{}
 	for _, ev := range e.Events {
-		if ev.Kind == "result" {
-			results[ev.Str("id")] = append(results[ev.Str("id")], ev)
+		if r, ok := ev.Body.(*trace.CallResult); ok {
+			results[r.ID] = append(results[r.ID], r)
 		}
 	}
 	var pending []*jsonv.Object // the tool calls of the last assistant message
@@ -247,14 +242,14 @@ func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 	}
 	user := e.userMessages()
 	for _, ev := range e.Events {
-		switch ev.Kind {
-		case "user":
+		switch b := ev.Body.(type) {
+		case *trace.User:
 			flush()
 			msgs = append(msgs, user())
-		case "assistant":
+		case *trace.Assistant:
 			flush()
-			calls := toolCalls(ev)
-			m := jsonv.NewObject("role", "assistant", "content", ev.Str("content"))
+			calls := toolCalls(b)
+			m := jsonv.NewObject("role", "assistant", "content", b.Content)
 			if len(calls) > 0 {
 				list := make([]jsonv.Value, len(calls))
 				for i, c := range calls {
@@ -264,7 +259,7 @@ func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 			}
 			msgs = append(msgs, m)
 			pending = calls
-		case "reply", "turn_end", "end":
+		case *trace.Reply, *trace.TurnEnd, *trace.End:
 			flush()
 		}
 	}
@@ -275,15 +270,15 @@ func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 // with a note of the new time when the clock moved since the model was last told
 // (modelagent.UserContent; the trace's start and user events record the times).
 func (e *Episode) userMessages() func() *jsonv.Object {
-	stated := e.Events[0].Str("now")
+	stated := e.start().Now
 	next := 0
 	return func() *jsonv.Object {
 		for ; next < len(e.Events); next++ {
-			if ev := e.Events[next]; ev.Kind == "user" {
+			if u, ok := e.Events[next].Body.(*trace.User); ok {
 				next++
-				content := modelagent.UserContent(ev.Str("content"), ev.Str("now"), stated)
-				if now := ev.Str("now"); now != "" {
-					stated = now
+				content := modelagent.UserContent(u.Content, u.Now, stated)
+				if u.Now != "" {
+					stated = u.Now
 				}
 				return jsonv.NewObject("role", "user", "content", content)
 			}
@@ -295,18 +290,17 @@ func (e *Episode) userMessages() func() *jsonv.Object {
 func (e *Episode) rebuiltMessages(msgs []jsonv.Value) []jsonv.Value {
 	user := e.userMessages()
 	for _, ev := range e.Events {
-		switch ev.Kind {
-		case "user":
+		switch b := ev.Body.(type) {
+		case *trace.User:
 			msgs = append(msgs, user())
-		case "call":
-			args := ev.Value("args")
-			call := jsonv.NewObject("id", ev.Str("id"), "type", "function",
-				"function", jsonv.NewObject("name", ev.Str("name"), "arguments", jsonv.MustEncode(args)))
+		case *trace.Call:
+			call := jsonv.NewObject("id", b.ID, "type", "function",
+				"function", jsonv.NewObject("name", b.Name, "arguments", jsonv.MustEncode(b.Args)))
 			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", "", "tool_calls", []jsonv.Value{call}))
-		case "result":
-			msgs = append(msgs, toolMessage(ev.Str("id"), resultContent(ev)))
-		case "reply":
-			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", ev.Str("content")))
+		case *trace.CallResult:
+			msgs = append(msgs, toolMessage(b.ID, resultContent(b)))
+		case *trace.Reply:
+			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", b.Content))
 		}
 	}
 	return msgs
@@ -314,16 +308,15 @@ func (e *Episode) rebuiltMessages(msgs []jsonv.Value) []jsonv.Value {
 
 // toolCalls are an assistant event's tool calls in the canonical shape
 // {"id","type":"function","function":{"name","arguments"}} with string arguments.
-func toolCalls(ev trace.Event) []*jsonv.Object {
-	raw, _ := ev.Value("tool_calls").([]jsonv.Value)
-	out := make([]*jsonv.Object, 0, len(raw))
-	for i, r := range raw {
+func toolCalls(a *trace.Assistant) []*jsonv.Object {
+	out := make([]*jsonv.Object, 0, len(a.ToolCalls))
+	for i, r := range a.ToolCalls {
 		o, _ := r.(*jsonv.Object)
 		fn, _ := o.Get("function")
 		fo, _ := fn.(*jsonv.Object)
 		id := str(o, "id")
 		if id == "" {
-			id = fmt.Sprintf("call_%d_%d", ev.Int("turn")+1, i+1)
+			id = fmt.Sprintf("call_%d_%d", a.Turn+1, i+1)
 		}
 		var args string
 		switch a, _ := fo.Get("arguments"); x := a.(type) {
@@ -358,11 +351,11 @@ func toolMessage(id, content string) *jsonv.Object {
 }
 
 // resultContent is what the agent shows the model for a result event.
-func resultContent(ev trace.Event) string {
-	if msg, ok := ev.Value("error").(string); ok {
-		return modelagent.ToolErrorContent(msg, ev.Bool("fault"))
+func resultContent(r *trace.CallResult) string {
+	if r.Error != nil {
+		return modelagent.ToolErrorContent(*r.Error, r.Fault)
 	}
-	return ev.Str("content")
+	return r.Content
 }
 
 // notRunContent is the tool message of a call the model agent did not run.

@@ -274,44 +274,40 @@ func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
 		s.Err = rerr.Error() // cleared by the caller, which runs the sample again
 		return false, nil
 	}
-	start := events[0]
+	start := events[0].Body.(*trace.Start) // trace.Read checked it
 	switch {
-	case start.Str("task") != task:
-		return false, fmt.Errorf("%s records task %s, not %s", s.Path, start.Str("task"), task)
-	case start.Int("seed") != s.Seed:
-		return false, fmt.Errorf("%s was run with seed %d, not %d (use the same --seed, or another --out)", s.Path, start.Int("seed"), s.Seed)
-	case start.Str("agent") != agent:
-		return false, fmt.Errorf("%s was run by agent %s, not %s (use another --out)", s.Path, start.Str("agent"), agent)
+	case start.Task != task:
+		return false, fmt.Errorf("%s records task %s, not %s", s.Path, start.Task, task)
+	case start.Seed != s.Seed:
+		return false, fmt.Errorf("%s was run with seed %d, not %d (use the same --seed, or another --out)", s.Path, start.Seed, s.Seed)
+	case start.Agent != agent:
+		return false, fmt.Errorf("%s was run by agent %s, not %s (use another --out)", s.Path, start.Agent, agent)
 	}
 	fromEvents(s, events)
 	s.Resumed = true
-	s.TaskChanged = start.Str("file_sha256") != sha
+	s.TaskChanged = start.FileSHA256 != sha
 	return true, nil
 }
 
 // fromEvents fills the scores of s from a trace.
 func fromEvents(s *Sample, events []trace.Event) {
 	for _, e := range events {
-		switch e.Kind {
-		case "turn_end":
-			turn := int(e.Int("turn"))
-			for len(s.TurnScores) <= turn {
+		switch b := e.Body.(type) {
+		case *trace.TurnEnd:
+			for len(s.TurnScores) <= b.Turn {
 				s.TurnScores = append(s.TurnScores, nil)
 			}
-			if f, ok := jsonv.Number(e.Value("score")); ok {
-				s.TurnScores[turn] = &f
+			if b.Score != nil {
+				f := *b.Score
+				s.TurnScores[b.Turn] = &f
 			}
-		case "assistant":
-			if u, ok := e.Value("usage").(*jsonv.Object); ok {
-				s.PromptTokens += intField(u, "prompt_tokens")
-				s.CompletionTokens += intField(u, "completion_tokens")
+		case *trace.Assistant:
+			if b.Usage != nil {
+				s.PromptTokens += intField(b.Usage, "prompt_tokens")
+				s.CompletionTokens += intField(b.Usage, "completion_tokens")
 			}
-		case "end":
-			s.Score, _ = jsonv.Number(e.Value("score"))
-			s.Completion, _ = jsonv.Number(e.Value("completion"))
-			s.Safety, _ = jsonv.Number(e.Value("safety"))
-			s.Robustness, _ = jsonv.Number(e.Value("robustness"))
-			s.Passed = e.Bool("passed")
+		case *trace.End:
+			s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = b.Score, b.Completion, b.Safety, b.Robustness, b.Passed
 		}
 	}
 }

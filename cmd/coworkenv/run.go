@@ -102,7 +102,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		fmt.Fprintln(stdout, jsonv.MustEncode(trace.EndEvent(res)))
+		fmt.Fprintln(stdout, jsonv.MustEncode(trace.Object(trace.EndOf(res))))
 	} else {
 		printEnd(stdout, res)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 )
@@ -12,105 +13,46 @@ import (
 // Event is one line of a trace.
 type Event struct {
 	Line int    // 1-based line number
-	Kind string // start, user, assistant, call, result, reply, turn_end, end
-	Obj  *jsonv.Object
+	Kind string // Body.Kind(): start, user, assistant, call, result, reply, turn_end, end
+	Body Body   // *Start, *User, *Assistant, *Call, *CallResult, *Reply, *TurnEnd or *End
 }
 
-// Str, Int, Bool and Value read fields that Read has already checked.
+// Turn is the turn of an event of a turn, -1 for start and end.
+func (e Event) Turn() int {
+	if e.Body == nil {
+		return -1
+	}
+	s, v := schemaOf(e.Body)
+	return s.turnOf(v)
+}
+
+// Value is the field of JSON name k as its line holds it (nil when absent); Str, Int and Bool
+// are the field as a string, integer or boolean (the zero value when it is not one). They serve
+// tests and generic tools; code that knows the event reads Body.
+func (e Event) Value(k string) jsonv.Value { return value(e.Body, k) }
+
 func (e Event) Str(k string) string {
-	v, _ := e.Obj.Get(k)
-	s, _ := v.(string)
+	s, _ := e.Value(k).(string)
 	return s
 }
 
 func (e Event) Int(k string) int64 {
-	v, _ := e.Obj.Get(k)
-	i, _ := v.(int64)
+	i, _ := e.Value(k).(int64)
 	return i
 }
 
 func (e Event) Bool(k string) bool {
-	v, _ := e.Obj.Get(k)
-	b, _ := v.(bool)
+	b, _ := e.Value(k).(bool)
 	return b
-}
-
-func (e Event) Value(k string) jsonv.Value {
-	v, _ := e.Obj.Get(k)
-	return v
-}
-
-// field kinds for validation
-const (
-	tString = 1 << iota
-	tInt
-	tNumber
-	tBool
-	tArray
-	tObject
-	tNull
-)
-
-type fieldSpec struct {
-	name string
-	kind int
-}
-
-var schemas = map[string][]fieldSpec{
-	"start":     {{"format", tString}, {"task", tString}, {"file", tString}, {"file_sha256", tString}, {"seed", tInt}, {"engine", tString}, {"agent", tString}, {"tools", tArray}, {"state", tString}},
-	"user":      {{"turn", tInt}, {"content", tString}, {"state", tString}},
-	"assistant": {{"turn", tInt}, {"content", tString | tNull}, {"tool_calls", tArray | tNull}, {"usage", tObject | tNull}},
-	"call":      {{"turn", tInt}, {"id", tString}, {"name", tString}, {"args", tObject}},
-	"result":    {{"turn", tInt}, {"id", tString}, {"content", tString}, {"error", tString | tNull}, {"fault", tBool}, {"state", tString}},
-	"reply":     {{"turn", tInt}, {"content", tString}},
-	"turn_end":  {{"turn", tInt}, {"score", tNumber | tNull}, {"truncated", tBool}, {"checks", tArray}},
-	"end":       {{"score", tNumber}, {"passed", tBool}, {"completion", tNumber}, {"safety", tNumber}, {"robustness", tNumber}, {"checks", tArray}, {"state", tString}},
-}
-
-func kindOf(v jsonv.Value) int {
-	switch v.(type) {
-	case nil:
-		return tNull
-	case string:
-		return tString
-	case int64:
-		return tInt | tNumber
-	case float64:
-		return tNumber
-	case bool:
-		return tBool
-	case []jsonv.Value:
-		return tArray
-	case *jsonv.Object:
-		return tObject
-	}
-	return 0
-}
-
-func kindName(k int) string {
-	names := []string{"string", "integer", "number", "boolean", "array", "object", "null"}
-	var out []string
-	for i, n := range names {
-		if k&(1<<i) != 0 {
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return "?"
-	}
-	s := out[0]
-	for _, o := range out[1:] {
-		s += " or " + o
-	}
-	return s
 }
 
 // MaxLine bounds one trace line (a tool result can be large, but not unbounded).
 const MaxLine = 64 << 20
 
-// Read parses a whole trace. Every problem is an error that names the line: a line that is not
-// a JSON object, an unknown event, a missing or mistyped field, a trace that does not start
-// with `start`, a result without its call, a file cut short (no final newline, or no `end`).
+// Read parses a whole trace into the event types. Every problem is an error that names the
+// line: a line that is not a JSON object, an unknown event, a missing or mistyped field (named
+// by its path, such as "checks[2].turn"), a turn out of range, a trace that does not start with
+// `start`, a result without its call, a file cut short (no final newline, or no `end`).
 func Read(r io.Reader) ([]Event, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var events []Event
@@ -150,16 +92,11 @@ func Read(r io.Reader) ([]Event, error) {
 		if !ok {
 			return nil, fmt.Errorf("line %d: unknown event %q", n, kind)
 		}
-		for _, f := range schema {
-			fv, present := obj.Get(f.name)
-			if !present {
-				return nil, fmt.Errorf("line %d: %s event: missing field %q", n, kind, f.name)
-			}
-			if kindOf(fv)&f.kind == 0 {
-				return nil, fmt.Errorf("line %d: %s event: field %q is %s, want %s", n, kind, f.name, jsonv.TypeName(fv), kindName(f.kind))
-			}
+		body := reflect.New(schema.typ)
+		if err := schema.decode(obj, body.Elem()); err != nil {
+			return nil, fmt.Errorf("line %d: %s event: %v", n, kind, err)
 		}
-		ev := Event{Line: n, Kind: kind, Obj: obj}
+		ev := Event{Line: n, Kind: kind, Body: body.Interface().(Body)}
 		switch {
 		case n == 1 && kind != "start":
 			return nil, fmt.Errorf("line 1: a trace starts with a start event, not %s", kind)
@@ -168,20 +105,26 @@ func Read(r io.Reader) ([]Event, error) {
 		case len(events) > 0 && events[len(events)-1].Kind == "end":
 			return nil, fmt.Errorf("line %d: %s event after the end event", n, kind)
 		}
-		if kind == "start" && ev.Str("format") != Format {
-			return nil, fmt.Errorf("line %d: format %q is not %q", n, ev.Str("format"), Format)
+		// a turn is opened by a user line, so its number is below the line's: this bounds what
+		// a reader that indexes by turn allocates
+		if t := schema.turnOf(body.Elem()); schema.turn >= 0 && (t < 0 || t >= n) {
+			return nil, fmt.Errorf("line %d: %s event: turn %d is out of range", n, kind, t)
 		}
-		switch kind {
-		case "call":
-			if _, dup := pending[ev.Str("id")]; dup {
-				return nil, fmt.Errorf("line %d: call id %q is already waiting for its result", n, ev.Str("id"))
+		switch b := ev.Body.(type) {
+		case *Start:
+			if b.Format != Format {
+				return nil, fmt.Errorf("line %d: format %q is not %q", n, b.Format, Format)
 			}
-			pending[ev.Str("id")] = n
-		case "result":
-			if _, ok := pending[ev.Str("id")]; !ok {
-				return nil, fmt.Errorf("line %d: result for call id %q, which has no call before it", n, ev.Str("id"))
+		case *Call:
+			if _, dup := pending[b.ID]; dup {
+				return nil, fmt.Errorf("line %d: call id %q is already waiting for its result", n, b.ID)
 			}
-			delete(pending, ev.Str("id"))
+			pending[b.ID] = n
+		case *CallResult:
+			if _, ok := pending[b.ID]; !ok {
+				return nil, fmt.Errorf("line %d: result for call id %q, which has no call before it", n, b.ID)
+			}
+			delete(pending, b.ID)
 		}
 		events = append(events, ev)
 	}

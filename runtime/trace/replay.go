@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -43,11 +44,14 @@ func (r *Result) Matched() bool { return r.Divergence == nil }
 // Replay re-issues every recorded call against the task and compares each result (content,
 // error and state hash), each user message, reply and turn score, and the end event.
 func Replay(ctx context.Context, events []Event, load Loader) (*Result, error) {
-	if len(events) == 0 || events[0].Kind != "start" {
+	var start *Start
+	if len(events) > 0 {
+		start, _ = events[0].Body.(*Start)
+	}
+	if start == nil {
 		return nil, fmt.Errorf("the trace has no start event")
 	}
-	start := events[0]
-	res := &Result{Task: start.Str("task"), File: start.Str("file"), RecordedSHA: start.Str("file_sha256")}
+	res := &Result{Task: start.Task, File: start.File, RecordedSHA: start.FileSHA256}
 	task, src, err := load(res.File, res.Task)
 	if err != nil {
 		return nil, err
@@ -55,53 +59,53 @@ func Replay(ctx context.Context, events []Event, load Loader) (*Result, error) {
 	res.CurrentSHA = FileSHA256(src)
 	res.TaskChanged = res.CurrentSHA != res.RecordedSHA
 
-	p, d := episode.Prepare(ctx, task, episode.Options{Seed: start.Int("seed")})
+	startLine := events[0].Line
+	p, d := episode.Prepare(ctx, task, episode.Options{Seed: start.Seed})
 	if d != nil {
-		res.Divergence = &Divergence{Line: start.Line, Event: "start", Turn: -1, Diffs: []string{"setup now fails: " + d.String()}}
+		res.Divergence = &Divergence{Line: startLine, Event: start.Kind(), Turn: -1, Diffs: []string{"setup now fails: " + d.String()}}
 		return res, nil
 	}
-	if got := p.Base.Hash(); got != start.Str("state") {
-		res.Divergence = &Divergence{Line: start.Line, Event: "start", Turn: -1,
-			Diffs: []string{fmt.Sprintf("state after setup: recorded %s, replayed %s", start.Str("state"), got)}}
+	if got := p.Base.Hash(); got != start.State {
+		res.Divergence = &Divergence{Line: startLine, Event: start.Kind(), Turn: -1,
+			Diffs: []string{fmt.Sprintf("state after setup: recorded %s, replayed %s", start.State, got)}}
 		return res, nil
 	}
 
-	agent := &episode.Scripted{Label: start.Str("agent")}
+	agent := &episode.Scripted{Label: start.Agent}
 	var expect []Event
 	replied := map[int]bool{}
 	for _, ev := range events[1:] {
-		turn := int(ev.Int("turn"))
-		for ev.Kind != "end" && len(agent.Calls) <= turn {
+		turn := ev.Turn()
+		for len(agent.Calls) <= turn {
 			agent.Calls = append(agent.Calls, nil)
 			agent.Replies = append(agent.Replies, "")
 			agent.Truncated = append(agent.Truncated, false)
 			agent.Errors = append(agent.Errors, nil)
 		}
-		switch ev.Kind {
-		case "call":
-			args, _ := ev.Value("args").(*jsonv.Object)
-			id := ev.Str("id")
+		switch b := ev.Body.(type) {
+		case *Call:
+			id := b.ID
 			if engineID.MatchString(id) {
 				id = "" // the engine numbers its own calls: a missing or moved call shows in the ids
 			}
-			agent.Calls[turn] = append(agent.Calls[turn], episode.ScriptedCall{ID: id, Name: ev.Str("name"), Args: args})
-		case "reply":
-			agent.Replies[turn] = ev.Str("content")
+			agent.Calls[turn] = append(agent.Calls[turn], episode.ScriptedCall{ID: id, Name: b.Name, Args: b.Args})
+		case *Reply:
+			agent.Replies[turn] = b.Content
 			replied[turn] = true
 			expect = append(expect, ev)
-		case "turn_end":
-			agent.Truncated[turn] = ev.Bool("truncated")
+		case *TurnEnd:
+			agent.Truncated[turn] = b.Truncated
 			expect = append(expect, ev)
-		case "user", "result", "end":
+		case *User, *CallResult, *End:
 			expect = append(expect, ev)
 		}
 	}
 	// An agent that failed (a solution error, a model that could not be reached) left a turn
 	// without a reply and an error in the end event: fail the same way at the same turn.
-	if endErr, ok := events[len(events)-1].Value("error").(*jsonv.Object); ok {
+	if end, ok := events[len(events)-1].Body.(*End); ok && end.Error != nil {
 		for turn := range agent.Calls {
 			if !replied[turn] {
-				agent.Errors[turn] = &episode.DiagError{Diag: diagFromJSON(endErr)}
+				agent.Errors[turn] = &episode.DiagError{Diag: end.Error.Diagnostic()}
 				break
 			}
 		}
@@ -116,21 +120,8 @@ func Replay(ctx context.Context, events []Event, load Loader) (*Result, error) {
 // engineID matches the call ids the engine assigns (agents without ids of their own).
 var engineID = regexp.MustCompile(`^call_[0-9]+$`)
 
-func diagFromJSON(o *jsonv.Object) dsl.Diagnostic {
-	get := func(k string) jsonv.Value { v, _ := o.Get(k); return v }
-	code, _ := get("code").(string)
-	msg, _ := get("message").(string)
-	file, _ := get("file").(string)
-	line, _ := get("line").(int64)
-	col, _ := get("col").(int64)
-	d := dsl.Diagnostic{Code: code, Message: msg, File: file, Line: int(line), Col: int(col)}
-	if c, ok := dsl.CodeByID(code); ok {
-		d.Severity = c.Severity
-	}
-	return d
-}
-
-// comparer is an episode.Observer that checks each replayed event against the next recorded one.
+// comparer is an episode.Observer that checks each replayed event against the next recorded one:
+// it builds the replayed event as the Writer would and compares the two field by field.
 type comparer struct {
 	expect []Event
 	events []Event
@@ -138,23 +129,27 @@ type comparer struct {
 	div    *Divergence
 }
 
-func (c *comparer) take(kind string, turn int) (Event, bool) {
+// take is the next recorded event, which must be a T.
+func take[T Body](c *comparer, turn int) (Event, T, bool) {
+	var rec T
 	if c.div != nil {
-		return Event{}, false
+		return Event{}, rec, false
 	}
+	kind := rec.Kind()
 	if c.next >= len(c.expect) {
 		c.div = &Divergence{Line: c.events[len(c.events)-1].Line, Event: kind, Turn: turn,
 			Diffs: []string{fmt.Sprintf("the replay has a %s event (turn %d) that the trace does not", kind, turn+1)}}
-		return Event{}, false
+		return Event{}, rec, false
 	}
 	ev := c.expect[c.next]
 	c.next++
-	if ev.Kind != kind {
-		c.div = &Divergence{Line: ev.Line, Event: ev.Kind, Turn: int(ev.Int("turn")),
+	rec, ok := ev.Body.(T)
+	if !ok {
+		c.div = &Divergence{Line: ev.Line, Event: ev.Kind, Turn: ev.Turn(),
 			Diffs: []string{fmt.Sprintf("event: recorded %s, replayed %s (turn %d)", ev.Kind, kind, turn+1)}}
-		return Event{}, false
+		return Event{}, rec, false
 	}
-	return ev, true
+	return ev, rec, true
 }
 
 func (c *comparer) diverge(ev Event, turn int, diffs []string) {
@@ -162,10 +157,10 @@ func (c *comparer) diverge(ev Event, turn int, diffs []string) {
 		return
 	}
 	d := &Divergence{Line: ev.Line, Event: ev.Kind, Turn: turn, Diffs: diffs}
-	if ev.Kind == "result" {
+	if res, ok := ev.Body.(*CallResult); ok {
 		for _, e := range c.events {
-			if e.Kind == "call" && e.Str("id") == ev.Str("id") && e.Line < ev.Line {
-				d.Tool, d.Args = e.Str("name"), jsonv.MustEncode(e.Value("args"))
+			if call, ok := e.Body.(*Call); ok && call.ID == res.ID && e.Line < ev.Line {
+				d.Tool, d.Args = call.Name, jsonv.MustEncode(call.Args)
 			}
 		}
 	}
@@ -173,11 +168,9 @@ func (c *comparer) diverge(ev Event, turn int, diffs []string) {
 }
 
 func (c *comparer) OnUser(turn int, content, state, now string) {
-	if ev, ok := c.take("user", turn); ok {
-		var diffs []string
-		diffs = append(diffs, diffString("content", ev.Str("content"), content)...)
-		diffs = append(diffs, diffString("state", ev.Str("state"), state)...)
-		c.diverge(ev, turn, diffs)
+	if ev, rec, ok := take[*User](c, turn); ok {
+		// the turn is where take found it; now is not compared (older traces lack it)
+		c.diverge(ev, turn, diffEvents(rec, &User{Turn: rec.Turn, Content: content, State: state, Now: rec.Now}))
 	}
 }
 
@@ -185,65 +178,60 @@ func (c *comparer) OnAssistant(int, string, []jsonv.Value, *jsonv.Object) {}
 func (c *comparer) OnCall(*episode.Call)                                  {}
 
 func (c *comparer) OnResult(call *episode.Call) {
-	ev, ok := c.take("result", call.Turn)
+	ev, rec, ok := take[*CallResult](c, call.Turn)
 	if !ok {
 		return
 	}
+	got := resultOf(call)
 	var diffs []string
-	if ev.Str("id") != call.ID {
-		diffs = append(diffs, fmt.Sprintf("call id: recorded %s, replayed %s (a call before it is missing, extra or moved)", ev.Str("id"), call.ID))
+	if rec.ID != got.ID {
+		diffs = append(diffs, fmt.Sprintf("call id: recorded %s, replayed %s (a call before it is missing, extra or moved)", rec.ID, got.ID))
 	}
-	diffs = append(diffs, diffJSONText("content", ev.Str("content"), call.Content)...)
-	var recErr, gotErr jsonv.Value
-	recErr = ev.Value("error")
-	if call.IsError {
-		gotErr = call.Error
-	}
-	diffs = append(diffs, diffJSON("error", recErr, gotErr)...)
-	if ev.Bool("fault") != call.Fault {
-		diffs = append(diffs, fmt.Sprintf("fault: recorded %v, replayed %v", ev.Bool("fault"), call.Fault))
-	}
-	diffs = append(diffs, diffString("state", ev.Str("state"), call.State)...)
-	c.diverge(ev, call.Turn, diffs)
+	diffs = append(diffs, diffJSONText("content", rec.Content, got.Content)...)
+	got.Turn, got.ID, got.Content = rec.Turn, rec.ID, rec.Content // compared above
+	c.diverge(ev, call.Turn, append(diffs, diffEvents(rec, got)...))
 }
 
 func (c *comparer) OnReply(turn int, content string) {
-	if ev, ok := c.take("reply", turn); ok {
-		c.diverge(ev, turn, diffString("content", ev.Str("content"), content))
+	if ev, rec, ok := take[*Reply](c, turn); ok {
+		c.diverge(ev, turn, diffEvents(rec, &Reply{Turn: rec.Turn, Content: content}))
 	}
 }
 
 func (c *comparer) OnTurnEnd(t *episode.TurnResult) {
-	ev, ok := c.take("turn_end", t.Index)
-	if !ok {
-		return
+	if ev, rec, ok := take[*TurnEnd](c, t.Index); ok {
+		got := turnEndOf(t)
+		got.Turn = rec.Turn
+		c.diverge(ev, t.Index, diffEvents(rec, got))
 	}
-	var score jsonv.Value
-	if t.Score != nil {
-		score = *t.Score
-	}
-	var diffs []string
-	diffs = append(diffs, diffJSON("score", ev.Value("score"), score)...)
-	if ev.Bool("truncated") != t.Truncated {
-		diffs = append(diffs, fmt.Sprintf("truncated: recorded %v, replayed %v", ev.Bool("truncated"), t.Truncated))
-	}
-	diffs = append(diffs, diffJSON("checks", ev.Value("checks"), Checks(t.Items))...)
-	c.diverge(ev, t.Index, diffs)
 }
 
 func (c *comparer) end(r *episode.Result) {
-	ev, ok := c.take("end", -1)
-	if !ok {
-		return
+	if ev, rec, ok := take[*End](c, -1); ok {
+		c.diverge(ev, -1, diffEvents(rec, EndOf(r)))
 	}
-	got := EndEvent(r)
+}
+
+// diffEvents lists the fields where two events of one kind differ, in the fields' order:
+// strings as text, other values path by path.
+func diffEvents(rec, got Body) []string {
+	if reflect.DeepEqual(rec, got) {
+		return nil // the usual case, without building JSON values
+	}
+	s, rv := schemaOf(rec)
+	_, gv := schemaOf(got)
 	var diffs []string
-	for _, k := range []string{"score", "passed", "completion", "safety", "robustness", "checks", "state", "error"} {
-		a, _ := ev.Obj.Get(k)
-		b, _ := got.Get(k)
-		diffs = append(diffs, diffJSON(k, a, b)...)
+	for _, f := range s.fields {
+		a, b := f.get(rv.Field(f.index)), f.get(gv.Field(f.index))
+		as, aok := a.(string)
+		bs, bok := b.(string)
+		if aok && bok {
+			diffs = append(diffs, diffString(f.name, as, bs)...)
+		} else {
+			diffs = append(diffs, diffJSON(f.name, a, b)...)
+		}
 	}
-	c.diverge(ev, -1, diffs)
+	return diffs
 }
 
 func diffString(field, rec, got string) []string {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 )
@@ -26,23 +25,6 @@ func FileSHA256(src []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Start describes the episode a trace records.
-type Start struct {
-	Task       string
-	File       string // path as given
-	FileSHA256 string
-	Seed       int64 // the run seed (--seed)
-	Agent      string
-	Tools      []*jsonv.Object
-	State      string // hash after setup
-	// System is the system prompt a model agent was given (an extension of SPEC §6: training
-	// data export needs it). Empty for the oracle and noop agents, and then not written.
-	System string
-	// Now is the virtual clock right after setup (an extension of SPEC §6: with the user events'
-	// "now", it tells what time a model was told).
-	Now string
-}
-
 // Writer streams an episode as JSON Lines, one event per line, flushed after each event so that
 // a killed run leaves a readable prefix. It is an episode.Observer.
 type Writer struct {
@@ -50,44 +32,33 @@ type Writer struct {
 	err error
 }
 
-// NewWriter writes the start event.
+// NewWriter writes the start event, with this engine's Format and Engine.
 func NewWriter(w io.Writer, s Start) *Writer {
 	tw := &Writer{w: bufio.NewWriter(w)}
-	tools := make([]jsonv.Value, len(s.Tools))
-	for i, t := range s.Tools {
-		tools[i] = t
-	}
-	start := jsonv.NewObject("event", "start", "format", Format, "task", s.Task, "file", s.File,
-		"file_sha256", s.FileSHA256, "seed", s.Seed, "engine", Engine, "agent", s.Agent,
-		"tools", tools, "state", s.State)
-	if s.System != "" {
-		start.Set("system", s.System)
-	}
-	if s.Now != "" {
-		start.Set("now", s.Now)
-	}
-	tw.emit(start)
+	s.Format, s.Engine = Format, Engine
+	tw.emit(&s)
 	return tw
 }
 
-// StartOf builds the start description of a prepared task.
+// StartOf builds the start event of a prepared task.
 func StartOf(p *episode.Prepared, src []byte, runSeed int64, agent string) Start {
-	tools := make([]*jsonv.Object, len(p.Task.Tools))
+	tools := make([]jsonv.Value, len(p.Task.Tools))
 	for i, t := range p.Task.Tools {
 		tools[i] = t.Schema()
 	}
-	return Start{Task: p.Task.Name, File: p.Task.File, FileSHA256: FileSHA256(src), Seed: runSeed,
-		Agent: agent, Tools: tools, State: p.Base.Hash(), Now: p.Base.Clock().NowString()}
+	return Start{Format: Format, Task: p.Task.Name, File: p.Task.File, FileSHA256: FileSHA256(src),
+		Seed: runSeed, Engine: Engine, Agent: agent, Tools: tools, State: p.Base.Hash(),
+		Now: p.Base.Clock().NowString()}
 }
 
 // Err is the first write error.
 func (tw *Writer) Err() error { return tw.err }
 
-func (tw *Writer) emit(o *jsonv.Object) {
+func (tw *Writer) emit(ev Body) {
 	if tw.err != nil {
 		return
 	}
-	b, err := jsonv.Encode(o)
+	b, err := Encode(ev)
 	if err == nil {
 		b = append(b, '\n')
 		_, err = tw.w.Write(b)
@@ -101,82 +72,51 @@ func (tw *Writer) emit(o *jsonv.Object) {
 }
 
 func (tw *Writer) OnUser(turn int, content, state, now string) {
-	tw.emit(jsonv.NewObject("event", "user", "turn", int64(turn), "content", content, "state", state, "now", now))
+	tw.emit(&User{Turn: turn, Content: content, State: state, Now: now})
 }
 
 func (tw *Writer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
-	var tc jsonv.Value
-	if toolCalls != nil {
-		tc = toolCalls
-	}
-	var u jsonv.Value
-	if usage != nil {
-		u = usage
-	}
-	tw.emit(jsonv.NewObject("event", "assistant", "turn", int64(turn), "content", content, "tool_calls", tc, "usage", u))
+	tw.emit(&Assistant{Turn: turn, Content: content, ToolCalls: toolCalls, Usage: usage})
 }
 
 func (tw *Writer) OnCall(c *episode.Call) {
-	tw.emit(jsonv.NewObject("event", "call", "turn", int64(c.Turn), "id", c.ID, "name", c.Name, "args", c.Args))
+	tw.emit(&Call{Turn: c.Turn, ID: c.ID, Name: c.Name, Args: c.Args})
 }
 
 func (tw *Writer) OnResult(c *episode.Call) {
-	var errv jsonv.Value
-	if c.IsError {
-		errv = c.Error
-	}
-	tw.emit(jsonv.NewObject("event", "result", "turn", int64(c.Turn), "id", c.ID, "content", c.Content,
-		"error", errv, "fault", c.Fault, "state", c.State))
+	tw.emit(resultOf(c))
 }
 
 func (tw *Writer) OnReply(turn int, content string) {
-	tw.emit(jsonv.NewObject("event", "reply", "turn", int64(turn), "content", content))
+	tw.emit(&Reply{Turn: turn, Content: content})
 }
 
 func (tw *Writer) OnTurnEnd(t *episode.TurnResult) {
-	var score jsonv.Value
-	if t.Score != nil {
-		score = *t.Score
-	}
-	tw.emit(jsonv.NewObject("event", "turn_end", "turn", int64(t.Index), "score", score, "truncated", t.Truncated, "checks", Checks(t.Items)))
+	tw.emit(turnEndOf(t))
 }
 
 // End writes the end event.
 func (tw *Writer) End(r *episode.Result) error {
-	tw.emit(EndEvent(r))
+	tw.emit(EndOf(r))
 	return tw.err
 }
 
-// EndEvent is the end event of an episode; `coworkenv run --json` prints the same object.
-func EndEvent(r *episode.Result) *jsonv.Object {
-	o := jsonv.NewObject("event", "end", "score", r.Score, "passed", r.Passed, "completion", r.Completion,
-		"safety", r.Safety, "robustness", r.Robustness, "checks", Checks(r.Items), "state", r.FinalState)
-	if r.Err != nil {
-		var file, line, col jsonv.Value
-		if r.Err.File != "" {
-			file = r.Err.File
-		}
-		if r.Err.Line > 0 {
-			line, col = int64(r.Err.Line), int64(r.Err.Col)
-		}
-		o.Set("error", jsonv.NewObject("code", r.Err.Code, "message", r.Err.Message, "file", file, "line", line, "col", col))
+// resultOf is the result event of a call that ran.
+func resultOf(c *episode.Call) *CallResult {
+	r := &CallResult{Turn: c.Turn, ID: c.ID, Content: c.Content, Fault: c.Fault, State: c.State}
+	if c.IsError {
+		r.Error = &c.Error
 	}
-	return o
+	return r
 }
 
-// Checks is the JSON form of rubric items.
-func Checks(items []dsl.CheckItem) []jsonv.Value {
-	out := make([]jsonv.Value, len(items))
-	for i, it := range items {
-		var turn jsonv.Value
-		if it.Turn != nil {
-			turn = int64(*it.Turn)
-		}
-		var w jsonv.Value = it.Weight
-		if it.Kind == "safety" {
-			w = nil
-		}
-		out[i] = jsonv.NewObject("kind", it.Kind, "message", it.Message, "weight", w, "passed", it.Passed, "turn", turn)
-	}
-	return out
+// turnEndOf is the turn_end event of a turn.
+func turnEndOf(t *episode.TurnResult) *TurnEnd {
+	return &TurnEnd{Turn: t.Index, Score: t.Score, Truncated: t.Truncated, Checks: Checks(t.Items)}
+}
+
+// EndOf is the end event of an episode; `coworkenv run --json` prints the same object.
+func EndOf(r *episode.Result) *End {
+	return &End{Score: r.Score, Passed: r.Passed, Completion: r.Completion, Safety: r.Safety,
+		Robustness: r.Robustness, Checks: Checks(r.Items), State: r.FinalState, Error: failureOf(r.Err)}
 }

@@ -1,0 +1,180 @@
+package trace
+
+import (
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+)
+
+// The events of a trace, one type per kind. These types are the one description of the format:
+// the Writer encodes them, Read decodes and checks them, and the schemas that do both are
+// derived from their fields (codec.go); nothing else lists the fields.
+//
+// A line is {"event": KIND, ...the fields in their order}: the JSON name is the json tag's, the
+// JSON type follows from the Go type. A field is required unless tagged omitempty (not written
+// when zero) or trace:"optional" (always written, but absent from traces of older engines);
+// trace:"null" lets it be null (a nil pointer or slice). An int field named turn is the 0-based
+// turn the event belongs to.
+
+// Body is the content of one line: *Start, *User, *Assistant, *Call, *CallResult, *Reply, *TurnEnd
+// or *End.
+type Body interface {
+	// Kind is the line's "event".
+	Kind() string
+}
+
+// bodies are the event types, in the order they first appear in a trace.
+var bodies = []Body{(*Start)(nil), (*User)(nil), (*Assistant)(nil), (*Call)(nil), (*CallResult)(nil),
+	(*Reply)(nil), (*TurnEnd)(nil), (*End)(nil)}
+
+// Start is the first line: the episode the trace records.
+type Start struct {
+	Format     string        `json:"format"` // NewWriter writes the constant Format
+	Task       string        `json:"task"`
+	File       string        `json:"file"` // path as given
+	FileSHA256 string        `json:"file_sha256"`
+	Seed       int64         `json:"seed"`   // the run seed (--seed)
+	Engine     string        `json:"engine"` // NewWriter writes the constant Engine
+	Agent      string        `json:"agent"`
+	Tools      []jsonv.Value `json:"tools"` // the tool schemas the agent was shown
+	State      string        `json:"state"` // hash after setup
+	// System is the system prompt a model agent was given (an extension of SPEC §6: training
+	// data export needs it). Empty for the oracle and noop agents, and then not written.
+	System string `json:"system,omitempty"`
+	// Now is the virtual clock right after setup (an extension of SPEC §6: with the user events'
+	// "now", it tells what time a model was told).
+	Now string `json:"now,omitempty"`
+}
+
+// User is the user's message that opens a turn.
+type User struct {
+	Turn    int    `json:"turn"`
+	Content string `json:"content"`
+	State   string `json:"state"` // hash when the user speaks
+	Now     string `json:"now" trace:"optional"`
+}
+
+// Assistant is a model's message.
+type Assistant struct {
+	Turn    int    `json:"turn"`
+	Content string `json:"content" trace:"null"`
+	// ToolCalls are the tool calls as the model sent them (chat-completions shape), nil for none.
+	ToolCalls []jsonv.Value `json:"tool_calls" trace:"null"`
+	Usage     *jsonv.Object `json:"usage" trace:"null"` // token usage, nil when unknown
+}
+
+// Call is a tool call, before it runs.
+type Call struct {
+	Turn int           `json:"turn"`
+	ID   string        `json:"id"`
+	Name string        `json:"name"`
+	Args *jsonv.Object `json:"args"`
+}
+
+// CallResult is what a call gave (a result event).
+type CallResult struct {
+	Turn    int     `json:"turn"`
+	ID      string  `json:"id"`                 // the call's
+	Content string  `json:"content"`            // the JSON text the agent saw
+	Error   *string `json:"error" trace:"null"` // the tool error, nil when the call succeeded
+	Fault   bool    `json:"fault"`              // an injected transient error
+	State   string  `json:"state"`              // hash after the call
+}
+
+// Reply is the agent's answer that ends its turn.
+type Reply struct {
+	Turn    int    `json:"turn"`
+	Content string `json:"content"`
+}
+
+// TurnEnd is a turn's verdict.
+type TurnEnd struct {
+	Turn      int      `json:"turn"`
+	Score     *float64 `json:"score" trace:"null"` // nil for a turn without a verifier
+	Truncated bool     `json:"truncated"`
+	Checks    []Check  `json:"checks"`
+}
+
+// End is the last line: the episode's verdict. `coworkenv run --json` prints it too.
+type End struct {
+	Score      float64  `json:"score"`
+	Passed     bool     `json:"passed"`
+	Completion float64  `json:"completion"`
+	Safety     float64  `json:"safety"`
+	Robustness float64  `json:"robustness"`
+	Checks     []Check  `json:"checks"`
+	State      string   `json:"state"`           // the final state hash
+	Error      *Failure `json:"error,omitempty"` // what stopped the episode or zeroed its score
+}
+
+// Check is one rubric item of a turn_end or end event.
+type Check struct {
+	Kind    string   `json:"kind"` // check or safety
+	Message string   `json:"message"`
+	Weight  *float64 `json:"weight" trace:"null"` // nil for safety items
+	Passed  bool     `json:"passed"`
+	Turn    *int     `json:"turn" trace:"null"` // nil for the task's final verifier
+}
+
+// Failure is the error of an end event.
+type Failure struct {
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	File    *string `json:"file" trace:"null"`
+	Line    *int    `json:"line" trace:"null"` // line and col are nil when the position is unknown
+	Col     *int    `json:"col" trace:"null"`
+}
+
+func (*Start) Kind() string      { return "start" }
+func (*User) Kind() string       { return "user" }
+func (*Assistant) Kind() string  { return "assistant" }
+func (*Call) Kind() string       { return "call" }
+func (*CallResult) Kind() string { return "result" }
+func (*Reply) Kind() string      { return "reply" }
+func (*TurnEnd) Kind() string    { return "turn_end" }
+func (*End) Kind() string        { return "end" }
+
+// Checks is the trace form of rubric items.
+func Checks(items []dsl.CheckItem) []Check {
+	out := make([]Check, len(items))
+	for i, it := range items {
+		c := Check{Kind: it.Kind, Message: it.Message, Passed: it.Passed, Turn: it.Turn}
+		if it.Kind != "safety" {
+			c.Weight = &it.Weight
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// failureOf is the trace form of a diagnostic; nil for nil.
+func failureOf(d *dsl.Diagnostic) *Failure {
+	if d == nil {
+		return nil
+	}
+	f := &Failure{Code: d.Code, Message: d.Message}
+	if d.File != "" {
+		f.File = &d.File
+	}
+	if d.Line > 0 {
+		f.Line, f.Col = &d.Line, &d.Col
+	}
+	return f
+}
+
+// Diagnostic is the diagnostic a failure records (its severity from the code's registration).
+func (f *Failure) Diagnostic() dsl.Diagnostic {
+	d := dsl.Diagnostic{Code: f.Code, Message: f.Message}
+	if f.File != nil {
+		d.File = *f.File
+	}
+	if f.Line != nil {
+		d.Line = *f.Line
+	}
+	if f.Col != nil {
+		d.Col = *f.Col
+	}
+	if c, ok := dsl.CodeByID(f.Code); ok {
+		d.Severity = c.Severity
+	}
+	return d
+}
