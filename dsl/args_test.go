@@ -8,7 +8,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/starconv"
-	"github.com/coworkenv/coworkenv/runtime/tools"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.starlark.net/starlark"

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/services"
-	"github.com/coworkenv/coworkenv/runtime/tools"
+	"github.com/coworkenv/coworkenv/workspace/services"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/tools"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )

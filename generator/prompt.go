@@ -3,7 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"github.com/coworkenv/coworkenv/runtime/services"
+	"github.com/coworkenv/coworkenv/workspace/services"
 	"hash/fnv"
 	"sort"
 	"strings"

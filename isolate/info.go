@@ -5,7 +5,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/services"
+	"github.com/coworkenv/coworkenv/workspace/services"
 )
 
 // TaskInfo is what a worker tells about each task a file declares, beside the validation

@@ -7,7 +7,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/tools"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/syntax"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 // What the agent has seen, for blind-to-content's swaps: the mail addresses, paths and ids of the

@@ -10,11 +10,11 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/services"
-	"github.com/coworkenv/coworkenv/runtime/tools"
 	"github.com/coworkenv/coworkenv/stdlib/re"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
 	"github.com/coworkenv/coworkenv/stdlib/wsmod"
+	"github.com/coworkenv/coworkenv/workspace/services"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/lib/json"
 	"go.starlark.net/lib/math"
 )

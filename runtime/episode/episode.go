@@ -18,8 +18,8 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/starconv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
 	"github.com/coworkenv/coworkenv/stdlib/wsmod"
+	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )

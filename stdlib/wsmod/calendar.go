@@ -1,7 +1,7 @@
 package wsmod
 
 import (
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 )
 

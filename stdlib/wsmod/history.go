@@ -7,7 +7,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/starconv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 )

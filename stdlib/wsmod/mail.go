@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/coworkenv/coworkenv/internal/starconv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 )
 

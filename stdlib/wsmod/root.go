@@ -4,8 +4,8 @@ import (
 	"errors"
 
 	"github.com/coworkenv/coworkenv/internal/starconv"
-	"github.com/coworkenv/coworkenv/runtime/services"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 )

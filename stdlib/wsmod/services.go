@@ -3,9 +3,9 @@ package wsmod
 import (
 	"slices"
 
-	"github.com/coworkenv/coworkenv/runtime/service"
-	"github.com/coworkenv/coworkenv/runtime/services"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/service"
+	"github.com/coworkenv/coworkenv/workspace/services"
 	"go.starlark.net/starlark"
 )
 

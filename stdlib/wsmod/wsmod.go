@@ -46,7 +46,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/startest"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 )
 

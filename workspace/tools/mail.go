@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 const idDesc = "Message id, like \"m3\", as given by mail_list."

@@ -2,7 +2,7 @@ package tools
 
 import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 const timeDesc = "RFC 3339, like \"2026-01-05T09:00:00Z\" or \"2026-01-05T10:00:00+01:00\"."

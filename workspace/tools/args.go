@@ -2,7 +2,7 @@ package tools
 
 import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 // Readers of arguments already checked by CheckArgs: a present argument has its declared type,

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/tools"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
 // The agent's tools, group "chat". Results are JSON in a fixed order: conversations by name,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 // Search the way a colleague looks someone up. The query is cut into words, ignoring case,

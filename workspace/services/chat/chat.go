@@ -24,8 +24,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coworkenv/coworkenv/runtime/service"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/service"
 	"github.com/coworkenv/coworkenv/workspace/timefmt"
 )
 

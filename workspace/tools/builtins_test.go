@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

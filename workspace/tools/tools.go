@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 // Parameter types. TypeAddresses is for built-in tools only: one address or a list of them.

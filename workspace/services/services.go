@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coworkenv/coworkenv/runtime/service"
-	"github.com/coworkenv/coworkenv/runtime/services/chat"
-	"github.com/coworkenv/coworkenv/runtime/services/contacts"
-	"github.com/coworkenv/coworkenv/runtime/tools"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/service"
+	"github.com/coworkenv/coworkenv/workspace/services/chat"
+	"github.com/coworkenv/coworkenv/workspace/services/contacts"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
 // All lists every service, in the order docs, tool groups and setup summaries show them.

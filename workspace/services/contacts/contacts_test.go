@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/services/contacts"
-	"github.com/coworkenv/coworkenv/runtime/tools"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services/contacts"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

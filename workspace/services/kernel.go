@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/service"
-	"github.com/coworkenv/coworkenv/runtime/tools"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/service"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
 // The kernel's own services: their state lives in package workspace (sections with their own

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coworkenv/coworkenv/runtime/service"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/service"
 )
 
 // Part is the state of the service: contacts by id.

@@ -3,7 +3,7 @@ package contacts_test
 import (
 	"testing"
 
-	"github.com/coworkenv/coworkenv/runtime/services/servicetest"
+	"github.com/coworkenv/coworkenv/internal/servicetest"
 )
 
 var start = servicetest.Start

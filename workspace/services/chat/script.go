@@ -6,8 +6,8 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/starconv"
-	"github.com/coworkenv/coworkenv/runtime/service"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/service"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 )

@@ -14,9 +14,9 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/internal/startest"
-	"github.com/coworkenv/coworkenv/runtime/services"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
 	"github.com/coworkenv/coworkenv/stdlib/wsmod"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services"
 	"go.starlark.net/starlark"
 )
 

@@ -11,8 +11,8 @@
 package service
 
 import (
-	"github.com/coworkenv/coworkenv/runtime/tools"
-	"github.com/coworkenv/coworkenv/runtime/workspace"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/starlark"
 )
 
