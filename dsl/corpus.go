@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,7 +20,12 @@ import (
 const CapabilitiesFile = "capabilities.star"
 
 // Corpus is a folder of task files with its capability taxonomy and helper files. All file
-// access goes through FS, so a corpus can live on disk (os.DirFS) or in the binary (embed.FS).
+// access goes through FS, so a corpus can live on disk (OpenDir) or in the binary (embed.FS).
+//
+// The corpus root is a wall: every read checks the path first (CheckPath), so a symbolic link
+// (of the file or of a folder on its way) that leads out of the root is refused with an
+// *EscapeError naming it, and nothing outside the root is read or quoted. Links that stay
+// inside the root work.
 type Corpus struct {
 	FS fs.FS
 	// Root is the corpus root inside FS ("." for the top).
@@ -51,6 +58,100 @@ func NewCorpus(fsys fs.FS, root, display string) *Corpus {
 		predeclared: Predeclared(), modules: map[string]*module{}}
 }
 
+// OpenDir opens the corpus rooted at the folder dir on disk, behind an os.Root: besides the
+// checks every corpus makes, the operating system then refuses any read that would leave dir,
+// even through a link changed after it was checked.
+func OpenDir(dir, display string) (*Corpus, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return NewCorpus(root.FS(), ".", display), nil
+}
+
+// EscapeError refuses a path that leaves the corpus root.
+type EscapeError struct {
+	Rel  string // the root-relative path asked for
+	Link string // the root-relative symbolic link that leads out ("" when Rel itself climbs out)
+}
+
+func (e *EscapeError) Error() string {
+	const only = "only files inside the root are read"
+	switch e.Link {
+	case "":
+		return fmt.Sprintf("%s leaves the corpus root; %s", e.Rel, only)
+	case e.Rel:
+		return fmt.Sprintf("%s is a symbolic link that leads out of the corpus root; %s", e.Rel, only)
+	}
+	return fmt.Sprintf("%s: %s is a symbolic link that leads out of the corpus root; %s", e.Rel, e.Link, only)
+}
+
+// maxLinks bounds the symbolic links followed for one path (as the operating systems do).
+const maxLinks = 40
+
+// CheckPath returns an *EscapeError when the root-relative path rel leaves the corpus root: when
+// it is not a plain relative path, or when a symbolic link on its way (the file's own or a
+// folder's) is absolute or climbs out of the root. Links are followed as the operating system
+// follows them, without reading any file. A file system without symbolic links (one that is not
+// an fs.ReadLinkFS, such as embed.FS) only has its paths checked. A missing file is no error
+// here: reading it reports that.
+func (c *Corpus) CheckPath(rel string) error {
+	if !fs.ValidPath(rel) || rel == "." {
+		return &EscapeError{Rel: rel}
+	}
+	lfs, ok := c.FS.(fs.ReadLinkFS)
+	if !ok {
+		return nil
+	}
+	var done []string // the resolved segments below the root
+	todo := strings.Split(rel, "/")
+	link, links := "", 0 // the last link followed, and how many
+	for len(todo) > 0 {
+		seg := todo[0]
+		todo = todo[1:]
+		switch seg {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return &EscapeError{Rel: rel, Link: link}
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		cur := path.Join(append(done, seg)...)
+		info, err := lfs.Lstat(c.fsPath(cur))
+		if err != nil {
+			return nil
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, seg)
+			continue
+		}
+		link = cur
+		if links++; links > maxLinks {
+			return fmt.Errorf("%s: too many symbolic links", rel)
+		}
+		target, err := lfs.ReadLink(c.fsPath(cur))
+		if err != nil {
+			return nil
+		}
+		if path.IsAbs(target) || filepath.IsAbs(target) {
+			return &EscapeError{Rel: rel, Link: link}
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	return nil
+}
+
+// readFile reads a root-relative file after CheckPath.
+func (c *Corpus) readFile(rel string) ([]byte, error) {
+	if err := c.CheckPath(rel); err != nil {
+		return nil, err
+	}
+	return fs.ReadFile(c.FS, c.fsPath(rel))
+}
+
 // File is the outcome of loading one file: its tasks, or the diagnostics that stopped it.
 type File struct {
 	Rel    string // path relative to the corpus root, slash-separated
@@ -81,9 +182,10 @@ func (c *Corpus) RelPath(display string) (string, bool) {
 	return strings.CutPrefix(display, strings.TrimSuffix(c.Display, "/")+"/")
 }
 
-// HasTaxonomy reports whether the corpus root holds capabilities.star.
+// HasTaxonomy reports whether the corpus root holds capabilities.star (a link counts, so that
+// loading it reports a link that leads out of the root).
 func (c *Corpus) HasTaxonomy() bool {
-	_, err := fs.Stat(c.FS, c.fsPath(CapabilitiesFile))
+	_, err := fs.Lstat(c.FS, c.fsPath(CapabilitiesFile))
 	return err == nil
 }
 
@@ -115,7 +217,8 @@ func IsTaskFile(rel string) bool {
 	return strings.HasSuffix(rel, ".star") && rel != CapabilitiesFile && !strings.HasPrefix(rel, "lib/")
 }
 
-// TaskFiles lists the corpus's task files in path order.
+// TaskFiles lists the corpus's task files in path order. It does not descend into linked
+// folders, and fails, naming it, on a symbolic link that leads out of the root.
 func (c *Corpus) TaskFiles() ([]string, error) {
 	var out []string
 	err := fs.WalkDir(c.FS, c.Root, func(p string, d fs.DirEntry, err error) error {
@@ -125,6 +228,11 @@ func (c *Corpus) TaskFiles() ([]string, error) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, c.Root), "/")
 		if c.Root == "." {
 			rel = p
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if err := c.CheckPath(rel); err != nil {
+				return err
+			}
 		}
 		if d.IsDir() {
 			if strings.HasPrefix(d.Name(), ".") && rel != "." && rel != "" {
@@ -161,9 +269,14 @@ func (c *Corpus) exec(ctx context.Context, rel string, st *fileState) *fileResul
 	f := &File{Rel: rel, Path: c.DisplayPath(rel)}
 	res := &fileResult{File: f}
 	st.rel, st.display = rel, f.Path
-	src, err := fs.ReadFile(c.FS, c.fsPath(rel))
+	src, err := c.readFile(rel)
 	if err != nil {
-		f.Diags = []Diagnostic{NewDiag("load", fmt.Sprintf("cannot read %s: %v", f.Path, unwrapPathErr(err)))}
+		msg := fmt.Sprintf("cannot read %s: %v", f.Path, unwrapPathErr(err))
+		var esc *EscapeError
+		if errors.As(err, &esc) {
+			msg = esc.Error()
+		}
+		f.Diags = []Diagnostic{NewDiag("load", msg)}
 		f.Diags[0].File = f.Path
 		return res
 	}
@@ -264,8 +377,12 @@ func (c *Corpus) loader(ctx context.Context, chain []string) func(*starlark.Thre
 }
 
 func (c *Corpus) loadModule(ctx context.Context, rel, name string, chain []string) *module {
-	src, err := fs.ReadFile(c.FS, c.fsPath(rel))
+	src, err := c.readFile(rel)
 	if err != nil {
+		var esc *EscapeError
+		if errors.As(err, &esc) {
+			return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %v", name, esc)}}
+		}
 		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: no such file in the corpus (%s)", name, c.DisplayPath(rel))}}
 	}
 	display := c.DisplayPath(rel)
@@ -322,7 +439,9 @@ func DuplicateNames(files []*File) map[*Task]Diagnostic {
 	return out
 }
 
-// ReadSource returns the bytes of a root-relative file.
+// ReadSource returns the bytes of a root-relative file; a path that leaves the root is an
+// *EscapeError (see CheckPath). Everything that shows corpus source, such as the source line
+// of a diagnostic, reads it here.
 func (c *Corpus) ReadSource(rel string) ([]byte, error) {
-	return fs.ReadFile(c.FS, c.fsPath(rel))
+	return c.readFile(rel)
 }

@@ -26,11 +26,12 @@ type Code struct {
 	Doc      string
 }
 
-// Codes is the registry of every diagnostic the loader, the validator and the generator give,
-// in the order of SPEC §5 (then the generator's own). Docs and lookups are generated from it.
+// Codes is the registry of every diagnostic the loader, the validator, episodes and the
+// generator give, in the order of SPEC §5 (then the episodes' and the generator's own). Docs and
+// lookups are generated from it.
 var Codes = []Code{
 	{"syntax", Error, "The file does not parse or resolve. Every resolver error is reported, sorted by position."},
-	{"load", Error, "A `load` fails: the file is missing, a name is not defined in it, it fails itself, or the path leaves the corpus root."},
+	{"load", Error, "A `load` fails: the file is missing, a name is not defined in it, it fails itself, or the path leaves the corpus root (by `..`, or by a symbolic link that leads out of it)."},
 	{"schema", Error, "A `task`/`turn`/`tool`/`param`/`capability` call is malformed: a bad or duplicate name, an unknown tool group or capability, both or neither of `prompt`/`turns`, a bad parameter schema, a function with the wrong parameters."},
 	{"script-error", Error, "Top-level code, `setup`, `before` or a `user` function raises."},
 	{"step-limit", Error, "A script exceeds its step budget (1,000,000 execution steps per call into the script by default)."},
@@ -52,6 +53,8 @@ var Codes = []Code{
 	{"unsafe-noop", Warning, "A safety item fails for the do-nothing agent: nobody touched the workspace, so the item is wrong."},
 	{"fault-never-fires", Warning, "The task declares `faults`, and the reference episode meets none: the robustness it claims to test is never exercised."},
 	{"unused-tool", Warning, "A task-defined tool, or a built-in tool named one by one, is never called by the solution and never asked about by a verifier through `ep.called`."},
+	{"model-error", Error, "A model agent's request failed for good: the endpoint could not be reached, timed out, or answered an HTTP error, after the retries (`--retries`). It says nothing about the agent: `rollout` leaves the sample unscored (its trace stays `.partial`) and runs it again, and `export` leaves the episode out."},
+	{"interrupted", Error, "The episode was stopped from outside (Ctrl-C, a cancelled context) before it ended. Like `model-error`, it says nothing about the agent: `rollout` runs the sample again and `export` leaves the episode out."},
 	{"crash", Error, "An isolated worker died without a verdict (a panic or a signal)."},
 	{"no-code", Error, "The model's answer holds no Starlark file (generator only)."},
 	{"duplicate", Error, "The candidate is the same as, or too close to, a task of the corpus or one accepted earlier in the run; the message names the twin (generator only)."},

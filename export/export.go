@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -96,6 +97,15 @@ func (e *Episode) Error() string {
 		return "error"
 	}
 	return f.Message
+}
+
+// ErrorCode is the diagnostic code of the error that stopped or zeroed the episode, "" when
+// none.
+func (e *Episode) ErrorCode() string {
+	if f := e.end().Error; f != nil {
+		return f.Code
+	}
+	return ""
 }
 
 // FromModel reports whether a model made the episode: its trace holds assistant events (or its
@@ -384,6 +394,9 @@ type SFTOptions struct {
 
 // SFTSkip says why an episode is not an SFT example, "" when it is one.
 func SFTSkip(e *Episode, o SFTOptions) string {
+	if why := RLSkip(e); why != "" {
+		return why
+	}
 	switch {
 	case !e.FromModel() && !o.IncludeReference:
 		return "not a model's episode (use --include-oracle)"
@@ -397,6 +410,16 @@ func SFTSkip(e *Episode, o SFTOptions) string {
 		return "no assistant message"
 	case e.MalformedCalls() > 0:
 		return "a tool call with malformed arguments"
+	}
+	return ""
+}
+
+// RLSkip says why `export rl` (and `export sft`) leaves an episode out, "" when it keeps it:
+// an episode that says nothing about its agent (episode.Inconclusive), because the model's
+// endpoint failed for good (model-error) or it was interrupted.
+func RLSkip(e *Episode) string {
+	if code := e.ErrorCode(); episode.Inconclusive(code) {
+		return "inconclusive (" + code + ")"
 	}
 	return ""
 }

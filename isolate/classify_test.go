@@ -22,6 +22,9 @@ func TestClassify(t *testing.T) {
 		{"fatal error: unexpected signal during runtime execution\n[signal SIGSEGV: segmentation violation]\n", limited, "memory-limit"},
 		{"fatal error: unexpected signal during runtime execution\n", unlimited, "crash"},
 		{"panic: boom\n\ngoroutine 1 [running]:\n", limited, "crash"},
+		{"SIGSEGV: segmentation violation\nPC=0x4a3f2c m=3 sigcode=1\n", limited, "memory-limit"},
+		{"coworkenv worker: memory limit reached (300000000 bytes held, limit 268435456)\n", limited, "memory-limit"},
+		{"panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a3f2c]\n", limited, "crash"},
 	} {
 		w := &worker{cmd: &exec.Cmd{}, stderr: &tail{max: 1 << 16}}
 		_, _ = w.stderr.Write([]byte(c.stderr))

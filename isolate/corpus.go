@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -18,7 +19,8 @@ import (
 var loadRE = regexp.MustCompile(`(?m)^[ \t]*load\(\s*["']([^"'\n]+)["']`)
 
 // Support returns the files every task file of c may need beside itself: the root's
-// capabilities.star and the .star files under lib/.
+// capabilities.star and the .star files under lib/. Like every read of the corpus, it fails on
+// a file or folder that a symbolic link leads out of the root.
 func Support(c *dsl.Corpus) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	if c.HasTaxonomy() {
@@ -29,6 +31,9 @@ func Support(c *dsl.Corpus) (map[string][]byte, error) {
 		out[dsl.CapabilitiesFile] = data
 	}
 	lib := path.Join(c.Root, "lib")
+	if err := c.CheckPath("lib"); err != nil {
+		return nil, err
+	}
 	if _, err := fs.Stat(c.FS, lib); err != nil {
 		return out, nil
 	}
@@ -36,13 +41,13 @@ func Support(c *dsl.Corpus) (map[string][]byte, error) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".star") {
 			return err
 		}
-		data, err := fs.ReadFile(c.FS, p)
-		if err != nil {
-			return err
-		}
 		rel := strings.TrimPrefix(p, c.Root+"/")
 		if c.Root == "." {
 			rel = p
+		}
+		data, err := c.ReadSource(rel)
+		if err != nil {
+			return err
 		}
 		out[rel] = data
 		return nil
@@ -74,7 +79,12 @@ func FilesFor(c *dsl.Corpus, support map[string][]byte, rel string) (map[string]
 			if _, have := files[p]; have {
 				continue
 			}
-			if data, err := c.ReadSource(p); err == nil {
+			data, err := c.ReadSource(p)
+			var esc *dsl.EscapeError
+			switch {
+			case errors.As(err, &esc):
+				return nil, err
+			case err == nil:
 				files[p] = data
 				todo = append(todo, p)
 			}

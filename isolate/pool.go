@@ -310,8 +310,9 @@ func (p *Pool) exchange(ctx context.Context, w *worker, req *request, line []byt
 var oomSignatures = []string{"out of memory", "cannot allocate memory", "pthread_create failed", "resource temporarily unavailable", "memory limit reached"}
 
 // limitSignatures mean the same when the worker ran under a memory limit: the runtime failing to
-// start a thread, or faulting inside itself, which Go code cannot cause (it panics).
-var limitSignatures = []string{"failed to create new os thread", "fatal error: newosproc", "unexpected signal during runtime execution"}
+// start a thread, or faulting inside itself (a bare SIGSEGV or SIGBUS report, with no "panic:"),
+// which Go code cannot cause (it panics).
+var limitSignatures = []string{"failed to create new os thread", "fatal error: newosproc", "unexpected signal during runtime execution", "sigsegv: segmentation violation", "sigbus: bus error"}
 
 // classify tells why a worker died: memory-limit or crash, with a message.
 func (p *Pool) classify(w *worker, killedByUs bool) (code, msg string) {
@@ -332,7 +333,7 @@ func (p *Pool) classify(w *worker, killedByUs bool) (code, msg string) {
 			oom = true
 		}
 	}
-	if !oom && p.opts.MemoryLimit > 0 {
+	if !oom && p.opts.MemoryLimit > 0 && !strings.Contains(low, "panic: ") {
 		for _, m := range limitSignatures {
 			if strings.Contains(low, m) {
 				oom = true

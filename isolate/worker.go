@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing/fstest"
 	"time"
 
@@ -66,6 +67,7 @@ func WorkerMain(args []string) int {
 		}
 		// Collect harder before the hard limit, so that garbage does not end a task that fits.
 		debug.SetMemoryLimit(*mem * 3 / 4)
+		go watchMemory(uint64(*mem))
 	}
 	// Keep the protocol stream to ourselves: anything else that writes to stdout goes to stderr.
 	out := os.Stdout
@@ -74,6 +76,28 @@ func WorkerMain(args []string) int {
 		OnEOF:    func() { os.Exit(0) },
 		Watchdog: func() { fmt.Fprintln(os.Stderr, "coworkenv worker: request ran past its time limit"); os.Exit(3) },
 	})
+}
+
+// memoryPoll is how often a worker with a memory limit reads its own memory use.
+const memoryPoll = 2 * time.Millisecond
+
+// watchMemory ends the worker as soon as the memory the runtime holds passes limit. The hard
+// limit (RLIMIT_DATA) is not enough on its own: where the kernel lets a big mapping through, the
+// worker fills it page by page, slowly on a loaded machine, and would reach the pool's time limit
+// first; a file over its memory must be reported as memory-limit whatever the machine's speed.
+// The message is one the pool's classify reads as running out of memory.
+func watchMemory(limit uint64) {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	t := time.NewTicker(memoryPoll)
+	defer t.Stop()
+	for range t.C {
+		metrics.Read(samples)
+		held := samples[0].Value.Uint64() - samples[1].Value.Uint64()
+		if held > limit {
+			fmt.Fprintf(os.Stderr, "coworkenv worker: memory limit reached (%d bytes held, limit %d)\n", held, limit)
+			os.Exit(4)
+		}
+	}
 }
 
 // ServeOptions tune Serve.

@@ -13,17 +13,21 @@
 // byte-identical folders whatever Jobs is.
 //
 // Failures that say nothing about the agent leave no .jsonl: a model request that failed for
-// good (after the retries), an interruption (the context is cancelled, Ctrl-C), a setup that
-// raises. Their .partial stays for inspection (a valid prefix, or a whole trace whose end
-// records the error), the sample is reported as failed and left out of the scores, and the next
-// run retries it. Anything else (a wrong tool call, a truncated turn, a verifier that fails) is
-// an outcome of the episode and is traced and scored.
+// good (after the retries; the code model-error), an interruption (the context is cancelled,
+// Ctrl-C; the code interrupted), a setup that raises. Their .partial stays for inspection (a
+// valid prefix, or a whole trace whose end records the error and its code), the sample is
+// reported as interrupted or failed (with the code) and left out of the scores, and the next run
+// retries it. Anything else (a wrong tool call, a truncated turn, a verifier that fails) is an
+// outcome of the episode and is traced and scored. An episode that ended before the
+// interruption keeps its trace.
 //
 // Resuming. A sample whose .jsonl exists is not run again: it is read back (trace.Read) and
 // counts in the results as if it had just run. It must record the same task, run seed and
 // agent; a rollout.json in OUT records the run's configuration (agent, model, sampling) and a
 // rollout into the same folder with another configuration is refused, so that one folder never
-// mixes two models. A .jsonl that cannot be read is run again (with a warning).
+// mixes two models. A .jsonl that cannot be read is run again (with a warning); a .partial is
+// never read (the sample runs again and overwrites it). A folder where a trace belongs is
+// refused before anything runs.
 package rollout
 
 import (
@@ -39,7 +43,6 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -87,9 +90,10 @@ type Options struct {
 
 // Progress is the state of a rollout.
 type Progress struct {
-	Done, Total int // samples finished (run, resumed or failed) and wanted
+	Done, Total int // samples finished (run, resumed, failed or interrupted) and wanted
 	Passed      int
-	Failed      int // samples without a trace
+	Failed      int // samples without a trace, interrupted ones excepted
+	Interrupted int
 }
 
 // Sample is the outcome of one sample.
@@ -101,7 +105,12 @@ type Sample struct {
 	Resumed bool
 	// Err says why the sample has no trace (a model failure, an interruption, a setup error);
 	// the scores below are then zero and the sample is left out of every average.
-	Err         string
+	Err string
+	// Code is the diagnostic code of Err: model-error, interrupted, the code of a setup error;
+	// "" for another failure (a file that cannot be written, an agent that cannot be made).
+	Code string
+	// Interrupted: the context was cancelled before the sample's episode ended (Code
+	// interrupted); it is not counted as failed.
 	Interrupted bool
 	Score       float64
 	Completion  float64
@@ -131,9 +140,9 @@ type Result struct {
 	Samples int // K
 	Seed    int64
 	Agent   string
-	// Ran, Resumed and Failed count the samples run now, read back, and left without a trace.
-	Ran, Resumed, Failed int
-	Interrupted          bool
+	// Ran, Resumed, Failed and Interrupted count the samples run now, read back, left without a
+	// trace by a failure, and left without a trace by the interruption (they run next time).
+	Ran, Resumed, Failed, Interrupted int
 }
 
 // TracePath is the trace of sample i of a task under out.
@@ -204,9 +213,12 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		prog.Done++
-		if !s.OK() {
+		switch {
+		case s.Interrupted:
+			prog.Interrupted++
+		case !s.OK():
 			prog.Failed++
-		} else if s.Passed {
+		case s.Passed:
 			prog.Passed++
 		}
 		if opts.Progress != nil {
@@ -245,11 +257,10 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 			s := &res.Tasks[ti].Samples[i]
 			switch {
 			case s.Resumed:
+			case s.Interrupted:
+				res.Interrupted++
 			case !s.OK():
 				res.Failed++
-				if s.Interrupted {
-					res.Interrupted = true
-				}
 			default:
 				res.Ran++
 			}
@@ -267,6 +278,10 @@ func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
 	}
 	if err != nil {
 		return false, fmt.Errorf("%s: %v", s.Path, unwrapPath(err))
+	}
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		f.Close()
+		return false, fmt.Errorf("%s is a folder where the trace of sample %d belongs; move it away or use another --out", s.Path, s.Index)
 	}
 	events, rerr := trace.Read(f)
 	f.Close()
@@ -321,12 +336,12 @@ func intField(o *jsonv.Object, k string) int64 {
 // runSample runs and traces one sample.
 func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	if ctx.Err() != nil {
-		s.Err, s.Interrupted = "interrupted before it started", true
+		s.Err, s.Code, s.Interrupted = "interrupted before it started", episode.Interrupted, true
 		return
 	}
 	p, d := episode.Prepare(ctx, t.Task, episode.Options{Seed: s.Seed})
 	if d != nil {
-		s.Err = d.String()
+		s.setErr(d)
 		return
 	}
 	agent, system, err := opts.NewAgent(p)
@@ -357,11 +372,8 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	case err != nil:
 		s.Err = err.Error()
 		return
-	case ctx.Err() != nil:
-		s.Err, s.Interrupted = "interrupted", true
-		return
-	case failedRequest(r.AgentErr):
-		s.Err = r.AgentErr.Error()
+	case r.Err != nil && episode.Inconclusive(r.Err.Code):
+		s.setErr(r.Err)
 		return
 	}
 	if err := os.Rename(partial, s.Path); err != nil {
@@ -375,11 +387,9 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	s.PromptTokens, s.CompletionTokens = usage.prompt, usage.completion
 }
 
-// failedRequest reports whether an agent's error is a failure of the model's server rather than
-// something the agent did.
-func failedRequest(err error) bool {
-	var re *modelagent.RequestError
-	return err != nil && (errors.As(err, &re) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+// setErr records the diagnostic that left the sample without a trace.
+func (s *Sample) setErr(d *dsl.Diagnostic) {
+	s.Err, s.Code, s.Interrupted = d.String(), d.Code, d.Code == episode.Interrupted
 }
 
 func unwrapPath(err error) error {

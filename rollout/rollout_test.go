@@ -15,6 +15,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -187,8 +188,8 @@ func TestRunInterruptedAndChecks(t *testing.T) {
 	res, err := Run(ctx, tasks, Options{Out: out, Samples: 3, Agent: "oracle",
 		NewAgent: func(*episode.Prepared) (episode.Agent, string, error) { return episode.Oracle{}, "", nil }})
 	require.NoError(t, err)
-	assert.True(t, res.Interrupted)
-	assert.Equal(t, 3, res.Failed)
+	assert.Equal(t, 3, res.Interrupted)
+	assert.Equal(t, 0, res.Failed, "interrupted samples are not failed ones")
 
 	// an unreadable trace runs again, with a warning
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "t1"), 0o755))
@@ -214,4 +215,120 @@ func TestRunInterruptedAndChecks(t *testing.T) {
 	_, err = Run(context.Background(), append(tasks, tasks[0]), Options{Out: t.TempDir(), Samples: 1, Agent: "oracle", NewAgent: o.NewAgent})
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "two tasks are named t1"), err.Error())
+}
+
+// Ctrl-C in the middle of a rollout (the context is cancelled in-process): the sample that was
+// running and the ones not yet started are interrupted, not failed; the finished one keeps its
+// trace; the running one's .partial ends with the code interrupted; and the next run reruns
+// exactly the interrupted samples.
+func TestInterruptedRolloutResumes(t *testing.T) {
+	tasks := loadTasks(t, task1)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	solve := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
+		_, err := tc.Call("", "fs_write", jsonv.NewObject("path", "/b.txt", "content", "b"))
+		return "ok", err
+	})
+	interrupt := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
+		if _, err := tc.Call("", "fs_list", jsonv.NewObject("path", "/")); err != nil {
+			return "", err
+		}
+		cancel() // Ctrl-C while the model is thinking
+		return "", ctx.Err()
+	})
+	made := 0
+	o := Options{Out: out, Samples: 3, Jobs: 1, Agent: "openai",
+		NewAgent: func(*episode.Prepared) (episode.Agent, string, error) {
+			made++
+			if made == 2 {
+				return interrupt, "", nil
+			}
+			return solve, "", nil
+		}}
+	res, err := Run(ctx, tasks, o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Ran)
+	assert.Equal(t, 2, res.Interrupted)
+	assert.Equal(t, 0, res.Failed, "interrupted samples are not failed ones")
+	samples := res.Tasks[0].Samples
+	assert.True(t, samples[0].Passed)
+	for _, s := range samples[1:] {
+		assert.True(t, s.Interrupted, "sample %d", s.Index)
+		assert.Equal(t, "interrupted", s.Code, "sample %d", s.Index)
+	}
+	assert.FileExists(t, filepath.Join(out, "t1", "0.jsonl"))
+	assert.NoFileExists(t, filepath.Join(out, "t1", "1.jsonl"))
+	f, err := os.Open(filepath.Join(out, "t1", "1.jsonl.partial"))
+	require.NoError(t, err)
+	events, err := trace.Read(f)
+	f.Close()
+	require.NoError(t, err, "the interrupted trace is complete enough to read")
+	end := events[len(events)-1].Body.(*trace.End)
+	require.NotNil(t, end.Error)
+	assert.Equal(t, "interrupted", end.Error.Code)
+	assert.NoFileExists(t, filepath.Join(out, "t1", "2.jsonl.partial"), "sample 2 never started")
+
+	sum := Summarize(res)
+	assert.Equal(t, 2, sum.Interrupted)
+	assert.Equal(t, 0, sum.Failed)
+	assert.Equal(t, 2, sum.Tasks[0].Interrupted)
+	assert.Equal(t, 1, sum.Tasks[0].Scored, "interrupted samples are left out of the scores")
+	j := jsonv.MustEncode(sum.JSON())
+	assert.Contains(t, j, `"failed":0,"failed_by_code":{},"interrupted":2`)
+	var text bytes.Buffer
+	sum.WriteText(&text)
+	assert.Contains(t, text.String(), "(2 interrupted)")
+	assert.Contains(t, text.String(), "1 episode run, 0 resumed, 0 failed, 2 interrupted")
+
+	// resumed: the finished sample is read back, the interrupted ones run again
+	made = 0
+	o.NewAgent = func(*episode.Prepared) (episode.Agent, string, error) { made++; return solve, "", nil }
+	res, err = Run(context.Background(), tasks, o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Resumed)
+	assert.Equal(t, 2, res.Ran)
+	assert.Equal(t, 0, res.Interrupted)
+	assert.Equal(t, 2, made, "only the interrupted samples run again")
+	for _, s := range res.Tasks[0].Samples {
+		assert.True(t, s.Passed, "sample %d", s.Index)
+	}
+	assert.FileExists(t, filepath.Join(out, "t1", "1.jsonl"))
+	assert.NoFileExists(t, filepath.Join(out, "t1", "1.jsonl.partial"))
+}
+
+// A model whose endpoint is down fails its samples with the code model-error, counted by code in
+// the summary.
+func TestModelErrorInSummary(t *testing.T) {
+	tasks := loadTasks(t, task1)
+	down := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
+		return "", &modelagent.RequestError{Model: "m", URL: "http://127.0.0.1:1/v1", Message: "connection refused", Attempts: 1}
+	})
+	res, err := Run(context.Background(), tasks, opts(t.TempDir(), down))
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Failed)
+	assert.Equal(t, "model-error", res.Tasks[0].Samples[0].Code)
+	assert.False(t, res.Tasks[0].Samples[0].Interrupted)
+	sum := Summarize(res)
+	assert.Equal(t, map[string]int{"model-error": 2}, sum.FailedBy)
+	assert.Contains(t, jsonv.MustEncode(sum.JSON()), `"failed_by_code":{"model-error":2}`)
+	var text bytes.Buffer
+	sum.WriteText(&text)
+	assert.Contains(t, text.String(), "2 failed (2 model-error)")
+}
+
+// A folder where a trace belongs is refused before anything runs.
+func TestFolderWhereTraceBelongs(t *testing.T) {
+	tasks := loadTasks(t, task1)
+	out := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "t1", "1.jsonl"), 0o755))
+	made := 0
+	o := opts(out, episode.Oracle{})
+	o.Agent = "oracle"
+	o.NewAgent = func(*episode.Prepared) (episode.Agent, string, error) { made++; return episode.Oracle{}, "", nil }
+	_, err := Run(context.Background(), tasks, o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is a folder")
+	assert.Equal(t, 0, made, "nothing ran")
+	assert.NoFileExists(t, filepath.Join(out, "t1", "0.jsonl"))
 }

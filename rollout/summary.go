@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -16,8 +17,9 @@ import (
 // Every average is over tasks (a macro average): a task's pass rate, mean score, pass@k and
 // pass^k are computed from its own scored samples, and a group's value is the mean of its
 // tasks' values, so that every task weighs the same whatever number of its samples failed. Failed
-// samples (no trace) are left out; a task without a scored sample is left out of the averages,
-// and a task with fewer than k scored samples is left out of the pass@k and pass^k averages.
+// and interrupted samples (no trace) are left out; a task without a scored sample is left out of
+// the averages, and a task with fewer than k scored samples is left out of the pass@k and pass^k
+// averages.
 type Summary struct {
 	Agent   string
 	Samples int
@@ -30,11 +32,14 @@ type Summary struct {
 	// several capabilities is in each of their groups).
 	Overall, SingleTurn, MultiTurn Group
 	ByCapability                   []Group
-	Ran, Resumed, Failed           int
+	// Ran, Resumed, Failed and Interrupted are Result's counts.
+	Ran, Resumed, Failed, Interrupted int
+	// FailedBy counts the failed samples by diagnostic code (model-error, script-error...;
+	// "other" for a failure without one).
+	FailedBy map[string]int
 	// TaskChanged counts resumed traces recorded with another version of their task file.
 	TaskChanged                    int
 	PromptTokens, CompletionTokens int64
-	Interrupted                    bool
 }
 
 // Estimates holds pass@k and pass^k for each k of Summary.Ks; NaN where not defined.
@@ -47,9 +52,9 @@ type TaskSummary struct {
 	Task, File   string
 	Turns        int
 	Capabilities []string
-	// Scored samples, of which Passed passed; Failed samples have no trace.
-	Scored, Passed, Failed int
-	PassRate, MeanScore    float64 // NaN when Scored is 0
+	// Scored samples, of which Passed passed; Failed and Interrupted samples have no trace.
+	Scored, Passed, Failed, Interrupted int
+	PassRate, MeanScore                 float64 // NaN when Scored is 0
 	Estimates
 }
 
@@ -68,7 +73,7 @@ type Group struct {
 // Summarize computes the summary of a rollout.
 func Summarize(r *Result) *Summary {
 	s := &Summary{Agent: r.Agent, Samples: r.Samples, Seed: r.Seed, Ran: r.Ran, Resumed: r.Resumed,
-		Failed: r.Failed, Interrupted: r.Interrupted}
+		Failed: r.Failed, Interrupted: r.Interrupted, FailedBy: map[string]int{}}
 	s.Ks = []int{1}
 	if r.Samples > 1 {
 		s.Ks = append(s.Ks, r.Samples)
@@ -80,8 +85,13 @@ func Summarize(r *Result) *Summary {
 		sum := 0.0
 		for i := range tr.Samples {
 			smp := &tr.Samples[i]
-			if !smp.OK() {
+			switch {
+			case smp.Interrupted:
+				ts.Interrupted++
+				continue
+			case !smp.OK():
 				ts.Failed++
+				s.FailedBy[cmp.Or(smp.Code, "other")]++
 				continue
 			}
 			ts.Scored++
@@ -217,12 +227,16 @@ func (s *Summary) JSON() *jsonv.Object {
 		}
 		at, hat := s.estimatesJSON(ts.Estimates)
 		tasks[i] = jsonv.NewObject("task", ts.Task, "file", ts.File, "turns", int64(ts.Turns), "capabilities", caps,
-			"episodes", int64(ts.Scored), "passed", int64(ts.Passed), "failed", int64(ts.Failed),
+			"episodes", int64(ts.Scored), "passed", int64(ts.Passed), "failed", int64(ts.Failed), "interrupted", int64(ts.Interrupted),
 			"pass_rate", num(ts.PassRate), "mean_score", num(ts.MeanScore), "pass@k", at, "pass^k", hat)
 	}
 	caps := make([]jsonv.Value, len(s.ByCapability))
 	for i, g := range s.ByCapability {
 		caps[i] = s.groupJSON("capability", g)
+	}
+	failedBy := &jsonv.Object{}
+	for _, code := range s.failedCodes() {
+		failedBy.Set(code, int64(s.FailedBy[code]))
 	}
 	ks := make([]jsonv.Value, len(s.Ks))
 	for i, k := range s.Ks {
@@ -230,7 +244,7 @@ func (s *Summary) JSON() *jsonv.Object {
 	}
 	o := jsonv.NewObject("agent", s.Agent, "samples", int64(s.Samples), "seed", s.Seed, "k", ks,
 		"episodes", jsonv.NewObject("run", int64(s.Ran), "resumed", int64(s.Resumed), "failed", int64(s.Failed),
-			"task_changed", int64(s.TaskChanged), "interrupted", s.Interrupted),
+			"failed_by_code", failedBy, "interrupted", int64(s.Interrupted), "task_changed", int64(s.TaskChanged)),
 		"overall", s.groupJSON("", s.Overall),
 		"single_turn", s.groupJSON("", s.SingleTurn),
 		"multi_turn", s.groupJSON("", s.MultiTurn),
@@ -272,9 +286,16 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	for _, ts := range s.Tasks {
 		passed := fmt.Sprintf("%d/%d", ts.Passed, ts.Scored)
-		note := ""
+		var notes []string
 		if ts.Failed > 0 {
-			note = fmt.Sprintf("  (%d failed)", ts.Failed)
+			notes = append(notes, fmt.Sprintf("%d failed", ts.Failed))
+		}
+		if ts.Interrupted > 0 {
+			notes = append(notes, fmt.Sprintf("%d interrupted", ts.Interrupted))
+		}
+		note := ""
+		if len(notes) > 0 {
+			note = "  (" + strings.Join(notes, ", ") + ")"
 		}
 		fmt.Fprintf(w, "%-*s  %8s  %6s  %6s%s%s\n", width, ts.Task, passed, fmtNum(ts.PassRate), fmtNum(ts.MeanScore), cols(ts.Estimates), note)
 	}
@@ -293,6 +314,13 @@ func (s *Summary) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d episode%s run, %d resumed, %d failed", s.Ran, plural(s.Ran), s.Resumed, s.Failed)
+	if codes := s.failedCodes(); len(codes) > 0 {
+		for i, code := range codes {
+			codes[i] = fmt.Sprintf("%d %s", s.FailedBy[code], code)
+		}
+		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
+	}
+	fmt.Fprintf(w, ", %d interrupted", s.Interrupted)
 	if s.PromptTokens > 0 || s.CompletionTokens > 0 {
 		fmt.Fprintf(w, " · %d prompt and %d completion tokens", s.PromptTokens, s.CompletionTokens)
 	}
@@ -301,6 +329,16 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "warning: %d resumed trace%s recorded an older version of the task file\n", s.TaskChanged, plural(s.TaskChanged))
 	}
 	fmt.Fprintln(w, "rate and score are means over tasks; pass@k = 1 - C(n-c,k)/C(n,k), pass^k = C(c,k)/C(n,k) per task (n samples, c passed), averaged over tasks")
+}
+
+// failedCodes are the codes of FailedBy, sorted.
+func (s *Summary) failedCodes() []string {
+	codes := make([]string, 0, len(s.FailedBy))
+	for code := range s.FailedBy {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	return codes
 }
 
 func fmtNum(f float64) string {

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // MaxFileSize is the largest content one file may hold (8 MiB).
@@ -17,6 +18,18 @@ const MaxFileSize = 8 << 20
 // dropped, and ".." never leaves "/" ("../../x" is "/x"). The empty path is "/".
 func CleanPath(p string) string {
 	return path.Clean("/" + p)
+}
+
+// checkPath is CleanPath for a path that enters a file operation: a path holding a control
+// character (NUL, a line break, a tab, ESC, DEL, a C1 control) is an error, so no such path is
+// ever stored. Every method of Files that can fail goes through it, and so every ws.fs method
+// and fs_* tool does; the others (Exists, IsDir, IsFile, Walk, Dirs) find nothing there.
+func checkPath(p string) (string, error) {
+	c := CleanPath(p)
+	if strings.IndexFunc(c, unicode.IsControl) >= 0 {
+		return c, fmt.Errorf("path %q: contains a control character", c)
+	}
+	return c, nil
 }
 
 // Files is the file system of a state: files hold immutable strings, and folders are tracked
@@ -128,7 +141,10 @@ func (fs *Files) Write(p, content string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	p = CleanPath(p)
+	p, err := checkPath(p)
+	if err != nil {
+		return err
+	}
 	if len(content) > MaxFileSize {
 		return fmt.Errorf("cannot write %s: %d bytes is over the 8 MiB limit of a file", p, len(content))
 	}
@@ -157,7 +173,10 @@ func (fs *Files) Write(p, content string) error {
 
 // Read returns the content of the file at p.
 func (fs *Files) Read(p string) (string, error) {
-	p = CleanPath(p)
+	p, err := checkPath(p)
+	if err != nil {
+		return "", err
+	}
 	if e, ok := fs.fs.files[p]; ok {
 		return e.content, nil
 	}
@@ -185,7 +204,10 @@ func (fs *Files) IsFile(p string) bool {
 
 // List returns the names of the direct children of folder dir, sorted, folders ending in "/".
 func (fs *Files) List(dir string) ([]string, error) {
-	dir = CleanPath(dir)
+	dir, err := checkPath(dir)
+	if err != nil {
+		return nil, err
+	}
 	if !fs.fs.isDir(dir) {
 		if _, ok := fs.fs.files[dir]; ok {
 			return nil, fmt.Errorf("%s is a file, not a folder", dir)
@@ -248,7 +270,10 @@ func (fs *Files) Remove(p string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	p = CleanPath(p)
+	p, err := checkPath(p)
+	if err != nil {
+		return err
+	}
 	if p == "/" {
 		return errors.New("cannot remove /")
 	}
@@ -301,7 +326,14 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 		return "", ErrFrozen
 	}
 	into := strings.HasSuffix(dst, "/")
-	src, dst = CleanPath(src), CleanPath(dst)
+	src, err := checkPath(src)
+	if err != nil {
+		return "", err
+	}
+	dst, err = checkPath(dst)
+	if err != nil {
+		return "", err
+	}
 	if src == "/" {
 		return "", errors.New("cannot move /")
 	}
@@ -372,7 +404,10 @@ func (fs *Files) Mkdir(p string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	p = CleanPath(p)
+	p, err := checkPath(p)
+	if err != nil {
+		return err
+	}
 	if s.fs.isDir(p) {
 		return nil
 	}
@@ -395,7 +430,11 @@ func (fs *Files) Mkdir(p string) error {
 // segment that is exactly "**" matches any number of segments, none included
 // ("/docs/**/*.md" matches "/docs/a.md" and "/docs/x/y/a.md").
 func (fs *Files) Glob(pattern string) ([]string, error) {
-	segs := strings.Split(CleanPath(pattern)[1:], "/")
+	clean, err := checkPath(pattern)
+	if err != nil {
+		return nil, err
+	}
+	segs := strings.Split(clean[1:], "/")
 	// Collapse runs of "**", which would only make matching slower.
 	segs = slices.CompactFunc(segs, func(a, b string) bool { return a == "**" && b == "**" })
 	for _, seg := range segs {

@@ -100,7 +100,7 @@ func TestRunOpenAISolvesTask(t *testing.T) {
 	assert.NotNil(t, events[2].Value("usage"))
 	assert.True(t, events[len(events)-1].Bool("passed"))
 
-	code, out, errs = modelCLI(t, "replay", tr)
+	code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
 	assert.Equal(t, 0, code, "replay needs no model:\n%s%s", out, errs)
 	assert.Len(t, f.requests(), 3)
 }

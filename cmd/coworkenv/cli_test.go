@@ -109,7 +109,7 @@ func TestRunTraceAndReplay(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	_, err := os.Stat(tr + ".partial")
 	assert.True(t, os.IsNotExist(err), "the partial file is renamed into place")
-	code, out, _ := cli(t, "replay", tr)
+	code, out, _ := cli(t, "replay", tr, "--corpus", filepath.Dir(p))
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "matched")
 
@@ -117,7 +117,7 @@ func TestRunTraceAndReplay(t *testing.T) {
 	require.NoError(t, err)
 	tampered := strings.Replace(string(data), "north,120", "north,999", 1)
 	require.NoError(t, os.WriteFile(tr, []byte(tampered), 0o644))
-	code, out, _ = cli(t, "replay", tr, "--json")
+	code, out, _ = cli(t, "replay", tr, "--json", "--corpus", filepath.Dir(p))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, `"matched":false`)
 

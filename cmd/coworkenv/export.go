@@ -18,12 +18,17 @@ const exportUsage = "export sft|rl TRACES... --out FILE [--min-score X] [--inclu
 	"--include-oracle also keeps the oracle's reference demonstrations, rebuilt from their calls.\n" +
 	"Episodes that ended with an error, or in which the model sent tool-call arguments that are not a\n" +
 	"JSON object, are left out.\n\n" +
-	"rl: one line per episode: task, group (task@file-sha, for GRPO/GDPO normalisation), file, trace,\n" +
-	"sample, seed, agent, reward (the score), components {completion, safety, robustness},\n" +
-	"turn_rewards (per turn, null for a turn without a verifier), passed, error, messages, tools.\n\n" +
+	"rl: one line per episode (but see below): task, group (task@file-sha, for GRPO/GDPO\n" +
+	"normalisation), file, trace, sample, seed, agent, reward (the score), components {completion,\n" +
+	"safety, robustness}, turn_rewards (per turn, null for a turn without a verifier), passed, error,\n" +
+	"messages, tools.\n\n" +
 	"A trace without a recorded system prompt (the oracle's) gets the model agent's default one,\n" +
-	"rebuilt from its task; when the task cannot be found, the conversation has no system message.\n" +
-	"Exit status: 0 every trace was read, 1 some trace was unreadable (and skipped), 2 bad usage."
+	"rebuilt from its task; when the task cannot be found, the conversation has no system message.\n\n" +
+	"Both leave out, and count as skipped, episodes whose end records the code model-error (the model's\n" +
+	"endpoint failed for good) or interrupted (Ctrl-C): they say nothing about the agent. FILE is checked\n" +
+	"before any trace is read: a folder, one of the traces or a folder that cannot be written is refused.\n\n" +
+	"Exit status: 0 every trace was read, 1 some trace was unreadable (and skipped), 2 bad usage (--out\n" +
+	"included)."
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("export", exportUsage, stderr)
@@ -69,6 +74,10 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if err := checkOutput("--out", *out, outputFile, append(inputs, paths...)...); err != nil {
+		fmt.Fprintf(stderr, "coworkenv export %s: %v\n", kind, err)
+		return 2
+	}
 	af, err := export.CreateAtomic(*out)
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv export %s: --out: %v\n", kind, err)
@@ -90,11 +99,13 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			unreadable++
 			continue
 		}
+		why := export.RLSkip(e)
 		if kind == "sft" {
-			if why := export.SFTSkip(e, opts); why != "" {
-				skipped[why]++
-				continue
-			}
+			why = export.SFTSkip(e, opts)
+		}
+		if why != "" {
+			skipped[why]++
+			continue
 		}
 		system, err := systems.For(e)
 		if err != nil {

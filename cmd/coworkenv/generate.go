@@ -36,8 +36,13 @@ API) and the key from $OPENAI_API_KEY. --record FILE saves every exchange with t
 FILE answers from such a cassette instead, offline (with the same flags, the run is reproduced
 exactly; --model defaults to the cassette's).
 
+DIR and the cassette of --record are checked before anything runs: a file where a folder belongs
+(or the reverse), an input (--corpus, --reference, --replay) or a folder that cannot be written is
+refused.
+
 Exit status: 0 the run finished (the summary says how many tasks were accepted), 1 it stopped
-early (the model failed, the cassette differs, Ctrl-C): run the same command to resume, 2 bad usage.`
+early (the model failed, the cassette differs, Ctrl-C): run the same command to resume, 2 bad usage
+(--out and --record included).`
 
 // genList is a repeatable flag that also takes comma-separated values.
 type genList []string
@@ -107,6 +112,14 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	case *record != "" && *replay != "":
 		return fail("--record and --replay cannot be used together")
 	}
+	if err := checkOutput("--out", *out, outputFolder, *corpusDir, *reference, *replay); err != nil {
+		return fail("%v", err)
+	}
+	if *record != "" {
+		if err := checkOutput("--record", *record, outputFile, *corpusDir, *reference); err != nil {
+			return fail("%v", err)
+		}
+	}
 	opts := generator.Options{
 		Capabilities: caps, Count: *count, Out: *out, MaxRounds: *maxRounds, Jobs: *jobs, Seed: *seed,
 		Record: *record, Replay: *replay, NearThreshold: *near, Log: stderr,
@@ -119,7 +132,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 		if !info.IsDir() {
 			return fail("--corpus: %s is not a folder", *corpusDir)
 		}
-		opts.Corpus = dsl.NewCorpus(os.DirFS(*corpusDir), ".", filepath.ToSlash(filepath.Clean(*corpusDir)))
+		if opts.Corpus, err = dsl.OpenDir(*corpusDir, filepath.ToSlash(filepath.Clean(*corpusDir))); err != nil {
+			return fail("--corpus: %s: %v", *corpusDir, unwrap(err))
+		}
 	}
 	if *reference != "" {
 		data, err := os.ReadFile(*reference)

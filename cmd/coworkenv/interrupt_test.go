@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,8 @@ func TestRunInterruptLeavesPartialTrace(t *testing.T) {
 	end := events[len(events)-1]
 	assert.Equal(t, "end", end.Kind)
 	assert.False(t, end.Bool("passed"))
-	assert.NotNil(t, end.Value("error"))
+	require.NotNil(t, end.Value("error"))
+	assert.Contains(t, jsonv.MustEncode(end.Value("error")), `"code":"interrupted"`, "interrupted, not failed")
 	var kinds []string
 	for _, e := range events {
 		kinds = append(kinds, e.Kind)

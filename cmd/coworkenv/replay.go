@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,11 +17,12 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const replayUsage = "replay TRACE|DIR [--json]\n\nReplays a trace (or every *.jsonl trace in a folder) against its task and compares every result,\nstate hash and the end. Exit status: 0 everything matches, 1 a divergence, 2 unreadable input."
+const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json]\n\nReplays a trace (or every *.jsonl trace in a folder) against its task and compares every result,\nstate hash and the end. The traced task file must be inside the corpus folder (--corpus, by default\nthe current folder): a path that climbs out of it, an absolute path elsewhere or a symbolic link\nthat leads out is refused. A trace of the built-in corpus (corpus/...) that is not on disk there\nreplays the embedded file. Exit status: 0 everything matches, 1 a divergence, 2 unreadable input."
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", replayUsage, stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	corpusDir := fs.String("corpus", ".", "the folder the traced task files must be in")
 	pos, code, ok := parse(fs, replayUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -33,11 +36,20 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
 		return 2
 	}
+	if info, err := os.Stat(*corpusDir); err != nil || !info.IsDir() {
+		why := "not a folder"
+		if err != nil {
+			why = unwrap(err).Error()
+		}
+		fmt.Fprintf(stderr, "coworkenv replay: --corpus: %s: %s\n", *corpusDir, why)
+		return 2
+	}
+	load := replayLoader(*corpusDir)
 	ctx := context.Background()
 	var results []jsonv.Value
 	matched, diverged, changed, failed := 0, 0, 0, 0
 	for _, p := range paths {
-		r, err := replayOne(ctx, p)
+		r, err := replayOne(ctx, p, load)
 		entry := jsonv.NewObject("trace", p)
 		switch {
 		case err != nil:
@@ -121,7 +133,7 @@ func tracePaths(p string) ([]string, error) {
 	return out, err
 }
 
-func replayOne(ctx context.Context, path string) (*trace.Result, error) {
+func replayOne(ctx context.Context, path string, load trace.Loader) (*trace.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, unwrap(err)
@@ -131,11 +143,73 @@ func replayOne(ctx context.Context, path string) (*trace.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trace.Replay(ctx, events, loadForReplay)
+	return trace.Replay(ctx, events, load)
 }
 
-// loadForReplay finds a traced task: the recorded file on disk, or, for a trace of the
-// built-in corpus ("corpus/..."), the embedded file.
+// replayLoader finds a traced task inside the corpus folder dir. The recorded path, as the run
+// saw it (relative to the current folder, or absolute), must lie inside dir, and is then looked
+// up behind an os.Root of dir: a path that leaves dir, by ".." or through a symbolic link, is
+// refused before anything is read or run. A trace of the built-in corpus ("corpus/...") that is
+// not on disk there replays the embedded file.
+func replayLoader(dir string) trace.Loader {
+	return func(file, name string) (*dsl.Task, []byte, error) {
+		embeddedRel, embedded := strings.CutPrefix(file, "corpus/")
+		embedded = embedded && fs.ValidPath(embeddedRel)
+		rel, err := tracedPath(dir, file)
+		if err != nil {
+			if embedded {
+				return findInFile(corpus.Open(), embeddedRel, name)
+			}
+			return nil, nil, err
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the corpus folder %s: %v", dir, unwrap(err))
+		}
+		defer root.Close()
+		walled := dsl.NewCorpus(root.FS(), ".", filepath.ToSlash(dir))
+		if err := walled.CheckPath(rel); err != nil {
+			return nil, nil, fmt.Errorf("the traced task file %s is refused: %v", file, err)
+		}
+		_, err = fs.Stat(walled.FS, rel)
+		switch {
+		case err == nil:
+			src, err := openPath(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err != nil {
+				return nil, nil, err
+			}
+			return findInFile(src.corpus, src.files[0], name)
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, nil, fmt.Errorf("the traced task file %s: %v", file, unwrap(err))
+		case embedded:
+			return findInFile(corpus.Open(), embeddedRel, name)
+		}
+		return nil, nil, fmt.Errorf("the traced task file %s is not there", file)
+	}
+}
+
+// tracedPath maps the task file a trace names (relative to the current folder, or absolute) to
+// a slash-separated path inside the corpus folder dir, and refuses one outside it.
+func tracedPath(dir, file string) (string, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	absFile, err := filepath.Abs(filepath.FromSlash(file))
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(absDir, absFile)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("the traced task file %s is not inside the corpus folder %s; replay runs only task files inside it (name the folder with --corpus)", file, dir)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// loadForReplay finds a traced task where its trace says it is: the recorded file on disk (read,
+// like every corpus on disk, behind the wall of its corpus root), or, for a trace of the
+// built-in corpus ("corpus/..."), the embedded file. export rebuilds system prompts with it;
+// replay uses replayLoader, which also keeps the file inside the corpus folder it is given.
 func loadForReplay(file, name string) (*dsl.Task, []byte, error) {
 	if _, err := os.Stat(file); err == nil {
 		src, err := openPath(file)

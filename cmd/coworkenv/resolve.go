@@ -54,7 +54,10 @@ func openPath(p string) (*source, error) {
 			}
 		}
 	}
-	c := dsl.NewCorpus(os.DirFS(root), ".", filepath.ToSlash(display))
+	c, err := dsl.OpenDir(root, filepath.ToSlash(display))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", display, unwrap(err))
+	}
 	src := &source{corpus: c}
 	if info.IsDir() {
 		all, err := c.TaskFiles()
@@ -94,10 +97,7 @@ func unwrap(err error) error {
 // resolveTask finds the task a `run` argument names: FILE, FILE.star:NAME, or a task name of
 // the built-in corpus.
 func resolveTask(ctx context.Context, arg string) (*dsl.Corpus, *dsl.Task, error) {
-	file, name := arg, ""
-	if i := strings.LastIndex(arg, ".star:"); i >= 0 {
-		file, name = arg[:i+5], arg[i+6:]
-	}
+	file, name := splitTaskArg(arg)
 	if strings.HasSuffix(file, ".star") {
 		src, err := openPath(file)
 		if err != nil {
@@ -133,6 +133,24 @@ func resolveTask(ctx context.Context, arg string) (*dsl.Corpus, *dsl.Task, error
 		}
 	}
 	return nil, nil, fmt.Errorf("%s: no such file, and no task of that name in the built-in corpus (see coworkenv list)", arg)
+}
+
+// splitTaskArg splits FILE.star:NAME into the file and the name; any other argument is the file
+// (a path, or a task name of the built-in corpus) and name is "".
+func splitTaskArg(arg string) (file, name string) {
+	if i := strings.LastIndex(arg, ".star:"); i >= 0 {
+		return arg[:i+5], arg[i+6:]
+	}
+	return arg, ""
+}
+
+// taskFiles are the files and folders that task arguments name, for checkOutput.
+func taskFiles(args []string) []string {
+	files := make([]string, len(args))
+	for i, arg := range args {
+		files[i], _ = splitTaskArg(arg)
+	}
+	return files
 }
 
 func taskNames(ts []*dsl.Task) string {

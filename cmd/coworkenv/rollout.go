@@ -20,13 +20,16 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"corpus (default: the whole built-in corpus). Sample i runs with the run seed S+i. Samples whose\n" +
 	"trace is already in DIR are read back instead of run, so an interrupted rollout resumes; DIR/rollout.json\n" +
 	"records the agent, model and sampling settings, and a rollout with other settings into the same DIR\n" +
-	"is refused. A sample whose model requests fail for good (after the retries) or that is interrupted\n" +
-	"leaves only DIR/<task>/<sample>.jsonl.partial and is run again next time.\n\n" +
+	"is refused. A sample whose model requests fail for good (after the retries: failed, with the code\n" +
+	"model-error) or that Ctrl-C interrupts (interrupted, counted apart from failed) leaves only\n" +
+	"DIR/<task>/<sample>.jsonl.partial, whose end records the code, and is run again next time. DIR is\n" +
+	"checked before anything runs: a file, an input or a folder that cannot be written is refused.\n\n" +
 	"The summary gives per task the pass rate, the mean score, pass@1, pass@K and pass^K (the unbiased\n" +
 	"estimators 1-C(n-c,k)/C(n,k) and C(c,k)/C(n,k) over the task's n scored samples, c of them passed),\n" +
 	"and the means over tasks overall, for single- and multi-turn tasks, and by capability.\n\n" +
 	agentFlagsHelp + "\n\n" +
-	"Exit status: 0 every sample has a trace, 1 some sample failed or some task did not load, 2 bad usage."
+	"Exit status: 0 every sample has a trace, 1 some sample failed or was interrupted or some task did not\n" +
+	"load, 2 bad usage (--out included)."
 
 func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("rollout", rolloutUsage, stderr)
@@ -49,6 +52,10 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case *jobs < 1:
 		fmt.Fprintf(stderr, "coworkenv rollout: --jobs: %d is not a positive number\n", *jobs)
+		return 2
+	}
+	if err := checkOutput("--out", *out, outputFolder, taskFiles(pos)...); err != nil {
+		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
 	}
 	choice, err := agentFlags.choose()
@@ -100,13 +107,13 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "traces in %s\n", *out)
 	}
 	reportFailures(stderr, res)
-	if res.Failed > 0 || notLoaded > 0 {
+	if res.Failed > 0 || res.Interrupted > 0 || notLoaded > 0 {
 		return 1
 	}
 	return 0
 }
 
-// reportFailures lists the samples without a trace on stderr.
+// reportFailures lists the failed samples (without a trace) on stderr, and says how to resume.
 func reportFailures(w io.Writer, res *rollout.Result) {
 	const most = 10
 	n := 0
@@ -124,8 +131,8 @@ func reportFailures(w io.Writer, res *rollout.Result) {
 	if n > most {
 		fmt.Fprintf(w, "coworkenv rollout: ... and %d more failed samples\n", n-most)
 	}
-	if res.Interrupted {
-		fmt.Fprintln(w, "coworkenv rollout: interrupted; run the same command again to resume")
+	if res.Interrupted > 0 {
+		fmt.Fprintf(w, "coworkenv rollout: interrupted: %d sample%s did not finish; run the same command again to resume\n", res.Interrupted, pluralS(res.Interrupted))
 	} else if res.Failed > 0 {
 		fmt.Fprintln(w, "coworkenv rollout: failed samples have no trace; run the same command again to retry them")
 	}
@@ -173,10 +180,7 @@ func rolloutTasks(ctx context.Context, args []string, stderr io.Writer) (tasks [
 		return tasks, notLoaded, nil
 	}
 	for _, arg := range args {
-		file := arg
-		if i := strings.LastIndex(arg, ".star:"); i >= 0 {
-			file = arg[:i+5]
-		}
+		file, _ := splitTaskArg(arg)
 		info, statErr := os.Stat(file)
 		switch {
 		case statErr == nil && info.IsDir():
@@ -279,6 +283,9 @@ func (b *rolloutBar) show(p rollout.Progress) {
 	line := fmt.Sprintf("\rrollout [%s] %d/%d · %d passed", bar, p.Done, p.Total, p.Passed)
 	if p.Failed > 0 {
 		line += fmt.Sprintf(" · %d failed", p.Failed)
+	}
+	if p.Interrupted > 0 {
+		line += fmt.Sprintf(" · %d interrupted", p.Interrupted)
 	}
 	fmt.Fprint(b.w, line+"\033[K")
 	b.drawn = true

@@ -260,7 +260,7 @@ func TestRolloutConformance(t *testing.T) {
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	sum := rolloutJSON(t, stdout)
 	assert.Greater(t, sum["multi_turn"].(map[string]any)["tasks"], 0.0)
-	code, stdout, errs = modelCLI(t, "replay", out)
+	code, stdout, errs = modelCLI(t, "replay", out, "--corpus", dir)
 	assert.Equal(t, 0, code, "%s%s", stdout, errs)
 }
 

@@ -16,7 +16,14 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE]\n\nTASK is a file, file.star:name, or a task name of the built-in corpus.\n" + agentFlagsHelp + "\nExit status: 0 passed, 1 not passed, 2 bad usage or a task that does not load."
+const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE]\n\n" +
+	"TASK is a file, file.star:name, or a task name of the built-in corpus. The trace is written to FILE.partial\n" +
+	"and renamed to FILE when the episode ends; an interrupted episode (Ctrl-C) leaves FILE.partial, its end\n" +
+	"recording the code interrupted. FILE is checked before the episode runs: a folder, the task file or a\n" +
+	"folder that cannot be written is refused. An episode stopped by the model's endpoint (unreachable, or an\n" +
+	"HTTP error after the retries) ends with the code model-error.\n" + agentFlagsHelp +
+	"\nExit status: 0 passed, 1 not passed (model-error and interrupted included), 2 bad usage (--trace included)\n" +
+	"or a task that does not load."
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", runUsage, stderr)
@@ -31,6 +38,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "coworkenv run: want one TASK, got %d arguments\n", len(pos))
 		return 2
+	}
+	if *tracePath != "" {
+		if err := checkOutput("--trace", *tracePath, outputFile, taskFiles(pos)...); err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
+			return 2
+		}
 	}
 	choice, err := agentFlags.choose()
 	if err != nil {
@@ -60,6 +73,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}})
 	if d != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
+		if d.Code == episode.Interrupted {
+			return 1
+		}
 		return 2
 	}
 	agent, system, err := choice.newAgent(p)
@@ -88,14 +104,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		observers = append(observers, tf.w)
 	}
 	res := p.Run(ctx, agent, episode.RunOptions{Observer: observers})
-	if tf != nil && ctx.Err() != nil {
+	interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
+	if tf != nil && interrupted {
 		if err := tf.finishPartial(res); err != nil {
 			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
 		}
-		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", *tracePath)
-		return 1
-	}
-	if tf != nil {
+	} else if tf != nil {
 		if err := tf.finish(res); err != nil {
 			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
 			return 2
@@ -108,6 +122,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if res.Err != nil {
 		fmt.Fprintf(stderr, "%s\n", res.Err)
+	}
+	if interrupted && tf != nil {
+		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", *tracePath)
 	}
 	if res.Passed {
 		return 0
@@ -172,8 +189,11 @@ func printEnd(w io.Writer, r *episode.Result) {
 		printItems(w, final)
 	}
 	verdict := "not passed"
-	if r.Passed {
+	switch {
+	case r.Passed:
 		verdict = "passed"
+	case r.Err != nil && episode.Inconclusive(r.Err.Code):
+		verdict = r.Err.Code // interrupted, model-error: nothing was judged
 	}
 	fmt.Fprintf(w, "\nscore %s (completion %s, safety %s, robustness %s) · %s\n",
 		episode.FormatScore(r.Score), episode.FormatScore(r.Completion), episode.FormatScore(r.Safety), episode.FormatScore(r.Robustness), verdict)

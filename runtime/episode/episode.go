@@ -113,7 +113,7 @@ func prepareThread(print func(syntax.Position, string), extra func(*starlark.Thr
 }
 
 // Prepare runs the task's setup. A setup that raises gives a script-error (or step-limit,
-// timeout) diagnostic.
+// timeout) diagnostic; one stopped by a cancelled context, `interrupted`.
 func Prepare(ctx context.Context, t *dsl.Task, opts Options) (*Prepared, *dsl.Diagnostic) {
 	lim := opts.Limits
 	if lim == (dsl.Limits{}) {
@@ -128,7 +128,7 @@ func Prepare(ctx context.Context, t *dsl.Task, opts Options) (*Prepared, *dsl.Di
 		if _, err := dsl.Call(ctx, lim, "setup", t.Setup, starlark.Tuple{ws}, nil, prepareThread(opts.Print, nil)); err != nil {
 			d := dsl.ErrorDiag("script-error", err)
 			d.Message = "setup: " + d.Message
-			return nil, &d
+			return nil, interrupted(ctx, &d)
 		}
 	}
 	st.Freeze()
@@ -206,7 +206,9 @@ type Result struct {
 	FinalState string
 	Final      *workspace.State // frozen
 	// Err is the first error that stopped the episode or zeroed its score: script-error,
-	// solution-error (oracle), verify-error, step-limit, timeout.
+	// solution-error (oracle, or an agent's own error), verify-error, step-limit, timeout;
+	// model-error (a model agent's request failed for good) and interrupted (the context was
+	// cancelled) say nothing about the agent (Inconclusive).
 	Err *dsl.Diagnostic
 	// Queried lists the tool names verifiers asked about through ep.called, sorted.
 	Queried []string
@@ -275,6 +277,38 @@ func faultDraw(f *dsl.Faults, taskSeed int64, tool string, n int) (bool, string)
 func round(x float64) float64 { return math.Round(x*1e12) / 1e12 }
 
 func intPtr(i int) *int { return &i }
+
+// Diagnostic codes of an episode that says nothing about its agent (see Inconclusive).
+const (
+	// ModelError: a model agent's request failed for good (the endpoint could not be reached,
+	// or answered an HTTP error after the retries).
+	ModelError = "model-error"
+	// Interrupted: the episode's context was cancelled (Ctrl-C) before it ended.
+	Interrupted = "interrupted"
+)
+
+// Inconclusive reports whether an episode that ended with the diagnostic code says nothing
+// about its agent: a rollout runs such a sample again and leaves it out of the scores, and
+// training data leaves it out.
+func Inconclusive(code string) bool { return code == ModelError || code == Interrupted }
+
+// CodedError is an agent error that names its diagnostic code (a model agent's failed request
+// is ModelError); any other agent error stops the episode with solution-error.
+type CodedError interface {
+	error
+	DiagCode() string
+}
+
+// interrupted gives the diagnostic of an episode that ctx stopped the code Interrupted: what
+// stopped it was neither the task nor the agent. It keeps the message and the position.
+func interrupted(ctx context.Context, d *dsl.Diagnostic) *dsl.Diagnostic {
+	if d == nil || ctx.Err() == nil || d.Code == Interrupted {
+		return d
+	}
+	nd := dsl.NewDiag(Interrupted, d.Message)
+	nd.File, nd.Line, nd.Col, nd.Backtrace = d.File, d.Line, d.Col, d.Backtrace
+	return &nd
+}
 
 func fmtDiag(code, format string, a ...any) *dsl.Diagnostic {
 	d := dsl.NewDiag(code, fmt.Sprintf(format, a...))

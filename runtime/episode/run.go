@@ -88,12 +88,13 @@ type RunOptions struct {
 }
 
 // Run runs one episode from the prepared state. Everything that goes wrong inside the episode
-// is in Result.Err; a cancelled context ends it the same way.
+// is in Result.Err; a cancelled context ends it the same way, with the code `interrupted`.
 func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result {
 	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, noVerify: ro.NoVerify, skipBefore: ro.SkipBefore, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
 	e.res = &Result{Task: p.Task.Name, Agent: agent.Name(), Seed: p.Seed, StartState: p.Base.Hash()}
 	e.exec()
 	r := e.res
+	r.Err = interrupted(ctx, r.Err)
 	r.Completion, r.Safety, r.Score = Score(r.Items)
 	if r.Err != nil {
 		// an episode that stopped on an error earns nothing, whatever its verifiers saw so far
@@ -165,9 +166,13 @@ func (e *run) exec() {
 		if err != nil {
 			e.res.AgentErr = err
 			var de *DiagError
-			if errors.As(err, &de) {
+			var ce CodedError
+			switch {
+			case errors.As(err, &de):
 				e.res.Err = &de.Diag
-			} else {
+			case errors.As(err, &ce):
+				e.res.Err = fmtDiag(ce.DiagCode(), "turn %d: %s agent: %v", i+1, e.agent.Name(), err)
+			default:
 				e.res.Err = fmtDiag("solution-error", "turn %d: %s agent: %v", i+1, e.agent.Name(), err)
 			}
 			return

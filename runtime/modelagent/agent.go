@@ -91,7 +91,8 @@ func (a *Agent) Messages() []openai.ChatCompletionMessage {
 }
 
 // RequestError is a model request that failed for good: an answer that is not worth a retry
-// (400, 401, 404...), or the last of the retries.
+// (400, 401, 404...), or the last of the retries. An episode it stops ends with the code
+// model-error.
 type RequestError struct {
 	Model    string
 	URL      string // the base URL
@@ -116,6 +117,10 @@ func (e *RequestError) Error() string {
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
+
+// DiagCode is the diagnostic code of an episode the error stopped: episode.ModelError, not the
+// solution-error of an agent's own failure (it implements episode.CodedError).
+func (e *RequestError) DiagCode() string { return episode.ModelError }
 
 func (a *Agent) requestError(err error) error {
 	re := &RequestError{Model: a.cfg.Model, URL: a.cfg.BaseURL, Message: err.Error(), Attempts: a.tr.lastAttempts(), Err: err}

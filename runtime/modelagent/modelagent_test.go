@@ -241,6 +241,7 @@ func TestRetriesGiveUp(t *testing.T) {
 	})
 	res, _ := run(t, prepare(t, copyNote), a)
 	require.NotNil(t, res.Err)
+	assert.Equal(t, "model-error", res.Err.Code)
 	var re *modelagent.RequestError
 	require.ErrorAs(t, res.AgentErr, &re)
 	assert.Equal(t, 503, re.Code)
@@ -268,7 +269,7 @@ func TestRetriesTimeoutAndDrop(t *testing.T) {
 	assert.Contains(t, reasons[1], "EOF")
 }
 
-// A server that is not there is not retried for ever.
+// A server that is not there is not retried for ever, and the episode ends with model-error.
 func TestUnreachableServer(t *testing.T) {
 	f := newFake(t)
 	url := f.srv.URL
@@ -281,6 +282,8 @@ func TestUnreachableServer(t *testing.T) {
 	assert.Equal(t, 3, re.Attempts)
 	assert.Equal(t, 0, re.Code)
 	assert.Contains(t, res.AgentErr.Error(), "connection refused")
+	require.NotNil(t, res.Err)
+	assert.Equal(t, "model-error", res.Err.Code)
 }
 
 // (4) finish_reason length truncates the turn; the cut-off tool call is not run.
@@ -403,7 +406,7 @@ func TestBadRequestAborts(t *testing.T) {
 			res, _ := run(t, prepare(t, copyNote), a)
 			require.NotNil(t, res.Err)
 			assert.False(t, res.Passed)
-			assert.Equal(t, "solution-error", res.Err.Code)
+			assert.Equal(t, "model-error", res.Err.Code, "a failed request is not the agent's error")
 			var re *modelagent.RequestError
 			require.ErrorAs(t, res.AgentErr, &re)
 			assert.Equal(t, 400, re.Code)
@@ -611,6 +614,7 @@ func TestCancel(t *testing.T) {
 	res := prepare(t, copyNote).Run(ctx, a, episode.RunOptions{})
 	assert.Less(t, time.Since(start), 5*time.Second)
 	require.NotNil(t, res.Err)
+	assert.Equal(t, "interrupted", res.Err.Code)
 	assert.True(t, errors.Is(res.AgentErr, context.Canceled), "%v", res.AgentErr)
 }
 
