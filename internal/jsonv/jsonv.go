@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -26,8 +27,87 @@ type Member struct {
 }
 
 // Object is a JSON object that keeps insertion order.
+//
+// Members may be read, and changed directly: appended to, re-sliced, or replaced by another
+// slice. An object with many members keeps an index from key to position, built lazily and
+// checked against the slice (its first element and length) before each use, so such changes
+// are seen; what it cannot see is a key changed in place (o.Members[i].Key = k) or a truncated
+// slice refilled to the same length with other keys: do those on a new slice, or through Set and
+// Delete. Get may be called from many goroutines at once, as long as nothing changes the object.
+// Compare objects with Equal: reflect.DeepEqual also sees whether a large one has its index yet.
 type Object struct {
 	Members []Member
+	idx     atomic.Pointer[index]
+}
+
+// indexMin is the number of members from which an object looks keys up through an index; below
+// it a linear scan is as fast and allocates nothing.
+const indexMin = 32
+
+// index maps each key of Members to the position of its first member. It describes the slice
+// whose first element is base and whose length is n; any other slice makes it stale. Only
+// writers (Set, Delete) change an index in place; readers build a new one and publish it.
+type index struct {
+	pos  map[string]int
+	base *Member
+	n    int
+}
+
+// indexBuilds counts how often an index was built (for the tests).
+var indexBuilds atomic.Int64
+
+// first is the address of the first member (nil for none). An index keeps it as a pointer, not
+// a number, so the array it points to cannot be freed and its address reused by another slice.
+func first(ms []Member) *Member {
+	if len(ms) == 0 {
+		return nil
+	}
+	return &ms[0]
+}
+
+func (ix *index) matches(ms []Member) bool {
+	return ix.n == len(ms) && ix.base == first(ms)
+}
+
+// reindex builds and publishes an index of Members.
+func (o *Object) reindex() *index {
+	indexBuilds.Add(1)
+	ms := o.Members
+	ix := &index{pos: make(map[string]int, len(ms)), base: first(ms), n: len(ms)}
+	for i := range ms {
+		if _, dup := ix.pos[ms[i].Key]; !dup {
+			ix.pos[ms[i].Key] = i
+		}
+	}
+	o.idx.Store(ix)
+	return ix
+}
+
+// find returns the position of key's first member, or -1, and the index it used (nil for a
+// small object).
+func (o *Object) find(key string) (int, *index) {
+	ms := o.Members
+	if len(ms) < indexMin {
+		for i := range ms {
+			if ms[i].Key == key {
+				return i, nil
+			}
+		}
+		return -1, nil
+	}
+	ix := o.idx.Load()
+	if ix == nil || !ix.matches(ms) {
+		ix = o.reindex()
+	}
+	i, ok := ix.pos[key]
+	if ok && ms[i].Key != key { // a key was changed in place
+		ix = o.reindex()
+		i, ok = ix.pos[key]
+	}
+	if !ok {
+		return -1, ix
+	}
+	return i, ix
 }
 
 // NewObject builds an object from alternating keys and values.
@@ -39,38 +119,71 @@ func NewObject(kv ...any) *Object {
 	return o
 }
 
-// Get returns the value of key and whether it is present.
+// Get returns the value of key and whether it is present. When keys repeat (Members changed
+// directly), it is the first member's.
 func (o *Object) Get(key string) (Value, bool) {
 	if o == nil {
 		return nil, false
 	}
-	for _, m := range o.Members {
-		if m.Key == key {
-			return m.Value, true
+	if len(o.Members) < indexMin { // as find does, without the call
+		for i := range o.Members {
+			if o.Members[i].Key == key {
+				return o.Members[i].Value, true
+			}
 		}
+		return nil, false
+	}
+	if i, _ := o.find(key); i >= 0 {
+		return o.Members[i].Value, true
 	}
 	return nil, false
 }
 
-// Set replaces the value of key, or appends it.
+// Set replaces the value of key (of its first member), or appends it.
 func (o *Object) Set(key string, v Value) {
-	for i := range o.Members {
-		if o.Members[i].Key == key {
-			o.Members[i].Value = v
-			return
+	if len(o.Members) < indexMin { // as find does, without the call
+		for i := range o.Members {
+			if o.Members[i].Key == key {
+				o.Members[i].Value = v
+				return
+			}
 		}
+		o.Members = append(o.Members, Member{key, v})
+		return
+	}
+	i, ix := o.find(key)
+	if i >= 0 {
+		o.Members[i].Value = v
+		return
 	}
 	o.Members = append(o.Members, Member{key, v})
+	if ix != nil { // it matched Members before the append: keep it matching
+		ix.pos[key] = len(o.Members) - 1
+		ix.base, ix.n = first(o.Members), len(o.Members)
+	}
 }
 
-// Delete removes key if present.
+// Delete removes key (its first member) if present.
 func (o *Object) Delete(key string) {
-	for i := range o.Members {
-		if o.Members[i].Key == key {
-			o.Members = append(o.Members[:i:i], o.Members[i+1:]...)
-			return
+	i, ix := o.find(key)
+	if i < 0 {
+		return
+	}
+	o.Members = append(o.Members[:i:i], o.Members[i+1:]...)
+	if ix == nil || len(o.Members) < indexMin {
+		o.idx.Store(nil)
+		return
+	}
+	// Members from i on moved down by one: a key whose first member was among them follows it,
+	// and the deleted key now starts at its next member, if any.
+	delete(ix.pos, key)
+	ms := o.Members
+	for j := i; j < len(ms); j++ {
+		if p, ok := ix.pos[ms[j].Key]; !ok || p == j+1 {
+			ix.pos[ms[j].Key] = j
 		}
 	}
+	ix.base, ix.n = first(ms), len(ms)
 }
 
 // Len is the number of keys.

@@ -23,9 +23,13 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-// Decode agrees with encoding/json on what is valid JSON, and Encode round-trips.
+// Decode agrees with encoding/json on what is valid JSON, and Encode round-trips. In every
+// decoded object the keys are distinct and each key gets its member's value.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e400`, `-0.5`, `[]`} {
+	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e400`, `-0.5`, `[]`, string(objectJSON(40)),
+		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,` +
+			`"k16":16,"k17":17,"k18":18,"k19":19,"k20":20,"k21":21,"k22":22,"k23":23,"k24":24,"k25":25,"k26":26,"k27":27,"k28":28,` +
+			`"k29":29,"k30":30,"k31":31,"k32":32,"k3":{"k3":[]},"k33":33,"k0":"last"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -39,6 +43,22 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
+		Walk(v, func(_ string, v Value) {
+			o, ok := v.(*Object)
+			if !ok {
+				return
+			}
+			seen := map[string]bool{}
+			for _, m := range o.Members {
+				if seen[m.Key] {
+					t.Fatalf("key %q twice in %q", m.Key, b)
+				}
+				seen[m.Key] = true
+				if got, ok := o.Get(m.Key); !ok || !Equal(got, m.Value) {
+					t.Fatalf("Get(%q) = %v, %v; want %v in %q", m.Key, got, ok, m.Value, b)
+				}
+			}
+		})
 		enc, err := Encode(v)
 		require.NoError(t, err)
 		v2, err := Decode(enc)
