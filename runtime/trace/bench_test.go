@@ -12,7 +12,11 @@ import (
 // BenchmarkReplay reads and replays the oracle trace of the typical task (setup included).
 func BenchmarkReplay(b *testing.B) {
 	f := newFixture(typical.Source("typical"))
-	data := record(b, f.task(b), f.src, 0)
+	benchReplay(b, f, record(b, f.task(b), f.src, 0))
+}
+
+// benchReplay reads and replays a trace.
+func benchReplay(b *testing.B, f *fixture, data []byte) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		events, err := trace.Read(bytes.NewReader(data))
@@ -36,4 +40,11 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReplayModel reads and replays a model trace: two turns, seven tool calls (one with
+// arguments that are not JSON), faults.
+func BenchmarkReplayModel(b *testing.B) {
+	f := newFixture(taskSrc)
+	benchReplay(b, f, recordModel(b, f.task(b), f.src, modelAnswers...))
 }

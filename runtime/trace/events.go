@@ -43,6 +43,21 @@ type Start struct {
 	// Now is the virtual clock right after setup (an extension of SPEC §6: with the user events'
 	// "now", it tells what time a model was told).
 	Now string `json:"now,omitempty"`
+	// Rand is the first 64-bit draw of the random source right after setup, as 16 hex digits (an
+	// extension of SPEC §6). The state hash leaves the random source out, so this is what shows
+	// a changed seed on replay in a task that never draws from ws.rand and injects no faults.
+	// Absent from traces of older engines.
+	Rand string `json:"rand,omitempty"`
+	// Sources are the task file (first) and every file it loads, directly or not, with their
+	// SHA-256 (an extension of SPEC §6): replay names a loaded file that changed. StartOf cannot
+	// read the corpus, so the caller sets them (Sources); absent from traces of older engines.
+	Sources []Source `json:"sources,omitempty"`
+}
+
+// Source is one file of a task's source in a start event.
+type Source struct {
+	Path   string `json:"path"` // relative to the corpus root
+	SHA256 string `json:"sha256"`
 }
 
 // User is the user's message that opens a turn.

@@ -22,7 +22,8 @@ func everyKind() []Body {
 	return []Body{
 		&Start{Format: Format, Task: "t", File: "dir/t.star", FileSHA256: "ab12", Seed: -3, Engine: Engine, Agent: "openai",
 			Tools: []jsonv.Value{jsonv.NewObject("type", "function", "n", 1.5, "m", int64(2))}, State: "s0",
-			System: "system\n\x01 é", Now: "2026-01-05T08:00:00Z"},
+			System: "system\n\x01 é", Now: "2026-01-05T08:00:00Z", Rand: "00ff00ff00ff00ff",
+			Sources: []Source{{Path: "dir/t.star", SHA256: "ab12"}, {Path: "lib/x.star", SHA256: "cd34"}}},
 		&User{Turn: 0, Content: "hi", State: "s0", Now: "2026-01-05T08:00:00Z"},
 		&Assistant{Turn: 0, Content: "", ToolCalls: nil, Usage: nil},
 		&Assistant{Turn: 0, Content: "calling", ToolCalls: []jsonv.Value{jsonv.NewObject("id", "x")},
@@ -56,10 +57,11 @@ func encodeAll(t *testing.T, events []Body) []byte {
 // the same bytes.
 func TestEventsRoundTrip(t *testing.T) {
 	variants := [][]Body{everyKind()}
-	// the other way for the fields that are absent when empty: start without system and now,
-	// end without error, and a failure without a position
+	// the other way for the fields that are absent when empty: start without system, now, rand
+	// and sources, end without error, and a failure without a position
 	short := everyKind()
-	short[0].(*Start).System, short[0].(*Start).Now = "", ""
+	st := short[0].(*Start)
+	st.System, st.Now, st.Rand, st.Sources = "", "", "", nil
 	short[len(short)-1].(*End).Error = nil
 	failure := everyKind()
 	failure[len(failure)-1].(*End).Error = &Failure{Code: "solution-error", Message: ""}
@@ -85,6 +87,8 @@ func TestEventsRoundTrip(t *testing.T) {
 		assert.True(t, seen[b.Kind()], "no %s event in the round trip", b.Kind())
 	}
 	assert.NotContains(t, string(encodeAll(t, short)), `"system"`)
+	assert.NotContains(t, string(encodeAll(t, short)), `"sources"`)
+	assert.NotContains(t, string(encodeAll(t, short)), `"rand"`)
 	assert.NotContains(t, string(encodeAll(t, short)), `"error":{`)
 }
 
@@ -121,6 +125,8 @@ func TestReadRejectsBadFields(t *testing.T) {
 		{2, `"now":"2026-01-05T08:00:00Z"`, `"now":7`, `line 2: user event: field "now" is integer, want string`},
 		{1, `"seed":-3`, `"seed":null`, `line 1: start event: field "seed" is null, want integer`},
 		{1, `"system":"system\n\u0001 é"`, `"system":[]`, `line 1: start event: field "system" is array, want string`},
+		{1, `"path":"lib/x.star",`, ``, `line 1: start event: missing field "sources[1].path"`},
+		{1, `"rand":"00ff00ff00ff00ff"`, `"rand":255`, `line 1: start event: field "rand" is integer, want string`},
 		{4, `"usage":{"prompt_tokens":10}`, `"usage":[]`, `line 4: assistant event: field "usage" is array, want object or null`},
 		{6, `"args":{"path":"/a"}`, `"args":null`, `line 6: call event: field "args" is null, want object`},
 		{9, `"fault":true`, `"fault":"yes"`, `line 9: result event: field "fault" is string, want boolean`},

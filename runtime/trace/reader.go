@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -58,7 +59,10 @@ func Read(r io.Reader) ([]Event, error) {
 	var events []Event
 	pending := map[string]int{} // call id -> line, waiting for its result
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if err == errLongLine {
+			return nil, fmt.Errorf("line %d: longer than %d bytes", n, MaxLine)
+		}
 		if err == io.EOF {
 			if len(line) == 0 {
 				break
@@ -67,9 +71,6 @@ func Read(r io.Reader) ([]Event, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %v", n, err)
-		}
-		if len(line) > MaxLine {
-			return nil, fmt.Errorf("line %d: longer than %d bytes", n, MaxLine)
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -135,4 +136,25 @@ func Read(r io.Reader) ([]Event, error) {
 		return nil, fmt.Errorf("line %d: the trace is truncated: it ends with a %s event, not end", last.Line, last.Kind)
 	}
 	return events, nil
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine reads one line and its newline, like ReadBytes('\n'), but gives up with errLongLine
+// as soon as the line passes MaxLine bytes: a file with no newline cannot make it hold more.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > MaxLine {
+			return nil, errLongLine
+		}
+		if err != bufio.ErrBufferFull {
+			if line == nil {
+				return bytes.Clone(frag), err
+			}
+			return append(line, frag...), err
+		}
+		line = append(line, frag...)
+	}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -11,39 +12,126 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
 
 // Loader finds the task a trace names: its file as recorded, and its name. It returns the task
 // and the file's current bytes (for the file_sha256 comparison).
 type Loader func(file, task string) (*dsl.Task, []byte, error)
 
+// CorpusLoader finds the task a trace names, like Loader, and the corpus it was loaded from:
+// ReplayCorpus reads the task file and every file it loads from there.
+type CorpusLoader func(file, task string) (*dsl.Task, *dsl.Corpus, error)
+
 // Divergence is the first place where a replay differs from its trace.
 type Divergence struct {
 	Line  int    // the trace line (event number) that differs
 	Event string // its kind
 	Turn  int    // -1 when not in a turn
-	Tool  string // for results: the call's tool and arguments
+	Tool  string // for calls and results: the call's tool and arguments
 	Args  string
 	// Diffs lists what differs, one "field: recorded X, replayed Y" per line.
 	Diffs []string
 }
 
+// FileChange is a file of the task whose bytes are not those the trace was recorded with.
+type FileChange struct {
+	Path string // the task file as the start event names it; a loaded file relative to the corpus root
+	Task bool   // the task file, not a file it loads
+	// Recorded and Current are the SHA-256 then and now: Recorded is "" for a file the task
+	// loads now but did not then, Current "" for one it no longer loads.
+	Recorded, Current string
+}
+
+func (c FileChange) String() string {
+	what := "helper file " + c.Path
+	if c.Task {
+		what = "task file " + c.Path
+	}
+	switch {
+	case c.Recorded == "":
+		return what + " is loaded now, but was not when the trace was recorded"
+	case c.Current == "":
+		return what + " was loaded when the trace was recorded, but is not now"
+	}
+	return fmt.Sprintf("%s changed since the trace was recorded (sha256 %.12s… now %.12s…)", what, c.Recorded, c.Current)
+}
+
 // Result of a replay.
 type Result struct {
-	Task        string
-	File        string
-	TaskChanged bool // the task file's sha256 differs from the recorded one
-	RecordedSHA string
+	Task string
+	File string
+	// TaskChanged: the task file, or a file it loads, is not the one the trace was recorded with
+	// (Changed names each).
+	TaskChanged bool
+	RecordedSHA string // the task file's
 	CurrentSHA  string
-	Divergence  *Divergence
+	Changed     []FileChange
+	// Notes say what this replay could not check, and why.
+	Notes      []string
+	Divergence *Divergence
 }
 
 // Matched reports whether the replay reproduced the trace.
 func (r *Result) Matched() bool { return r.Divergence == nil }
 
-// Replay re-issues every recorded call against the task and compares each result (content,
-// error and state hash), each user message, reply and turn score, and the end event.
+// Warnings are the lines to show before the verdict: each changed file, then the notes.
+func (r *Result) Warnings() []string {
+	var out []string
+	for _, c := range r.Changed {
+		out = append(out, c.String())
+	}
+	return append(out, r.Notes...)
+}
+
+// Replay runs the episode a trace records again and compares every event with the recorded one,
+// in order; the first that differs is the Divergence. What it checks:
+//
+//   - start: the setup runs with the recorded seed, and the state after it, the first draw of
+//     its random source (rand, so a changed seed shows even in a task that never draws), the
+//     clock and the tools shown to the agent must be the recorded ones. The task file's SHA-256
+//     is compared too (TaskChanged), and, by ReplayCorpus, those of every file it loads.
+//   - the agent's side. An oracle or noop trace is replayed by running that agent again, so its
+//     calls (ids, tools, arguments) and replies must be the recorded ones. A model trace (one
+//     with assistant events, or of the openai agent) is replayed from the model's messages by
+//     the rules of runtime/modelagent: each message is reported, its tool calls run (those with
+//     arguments that are not a JSON object do not), and the turn's reply is its last text, so
+//     the recorded calls and reply must be the ones the messages make. Any other agent cannot
+//     be run again: its recorded calls and replies are re-issued, and a note says so. A turn
+//     that the agent's error ended is replayed from its recorded calls and error (an
+//     interruption or an unreachable model cannot be repeated).
+//   - every result (content, error, fault, state hash), user message (content, state, clock),
+//     turn verdict and the end.
+//
+// What nothing can check: the text of a model's message other than each turn's last and its
+// token usage (nothing the episode runs depends on them), the system prompt, and the engine name.
+// Load gives only the task file: the files it loads are not checked (Notes say so).
 func Replay(ctx context.Context, events []Event, load Loader) (*Result, error) {
+	return replay(ctx, events, func(start *Start) (*dsl.Task, []byte, []Source, error) {
+		task, src, err := load(start.File, start.Task)
+		return task, src, nil, err
+	})
+}
+
+// ReplayCorpus is Replay with the task's files read from its corpus: the task file and every
+// file it loads are compared with the sources the start event records.
+func ReplayCorpus(ctx context.Context, events []Event, load CorpusLoader) (*Result, error) {
+	return replay(ctx, events, func(start *Start) (*dsl.Task, []byte, []Source, error) {
+		task, c, err := load(start.File, start.Task)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		files, err := c.SourceFiles(task.Rel)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return task, files[0].Data, sourcesOf(files), nil
+	})
+}
+
+// replay replays events against the task load finds for their start event, with the task
+// file's bytes and the sources of it and the files it loads (nil when unknown).
+func replay(ctx context.Context, events []Event, load func(*Start) (task *dsl.Task, src []byte, sources []Source, err error)) (*Result, error) {
 	var start *Start
 	if len(events) > 0 {
 		start, _ = events[0].Body.(*Start)
@@ -51,70 +139,294 @@ func Replay(ctx context.Context, events []Event, load Loader) (*Result, error) {
 	if start == nil {
 		return nil, fmt.Errorf("the trace has no start event")
 	}
-	res := &Result{Task: start.Task, File: start.File, RecordedSHA: start.FileSHA256}
-	task, src, err := load(res.File, res.Task)
+	task, src, sources, err := load(start)
 	if err != nil {
 		return nil, err
 	}
-	res.CurrentSHA = FileSHA256(src)
-	res.TaskChanged = res.CurrentSHA != res.RecordedSHA
+	res := &Result{Task: start.Task, File: start.File, RecordedSHA: start.FileSHA256, CurrentSHA: FileSHA256(src)}
+	res.compareFiles(start, sources)
+	if start.Rand == "" {
+		res.Notes = append(res.Notes, "the trace records no rand (an older engine): the seed was checked only through what it "+
+			"changed (ws.rand draws, injected faults), so a changed seed of a task that draws nothing and injects no faults cannot show")
+	}
 
-	startLine := events[0].Line
+	startEv := events[0]
 	p, d := episode.Prepare(ctx, task, episode.Options{Seed: start.Seed})
 	if d != nil {
-		res.Divergence = &Divergence{Line: startLine, Event: start.Kind(), Turn: -1, Diffs: []string{"setup now fails: " + d.String()}}
+		res.Divergence = &Divergence{Line: startEv.Line, Event: startEv.Kind, Turn: -1, Diffs: []string{"setup now fails: " + d.String()}}
 		return res, nil
 	}
-	if got := p.Base.Hash(); got != start.State {
-		res.Divergence = &Divergence{Line: startLine, Event: start.Kind(), Turn: -1,
-			Diffs: []string{fmt.Sprintf("state after setup: recorded %s, replayed %s", start.State, got)}}
+	// the file's hash is compared above, as a change and not a divergence
+	if diffs := diffStart(start, StartOf(p, nil, start.Seed, start.Agent)); len(diffs) > 0 {
+		res.Divergence = &Divergence{Line: startEv.Line, Event: startEv.Kind, Turn: -1, Diffs: diffs}
 		return res, nil
 	}
 
-	agent := &episode.Scripted{Label: start.Agent}
-	var expect []Event
+	cmp := &comparer{expect: events[1:], events: events}
+	agent, note := planOf(events).agent(start.Agent, cmp)
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	r := p.Run(ctx, agent, episode.RunOptions{Observer: cmp})
+	cmp.end(r)
+	res.Divergence = cmp.div
+	return res, nil
+}
+
+// compareFiles fills Changed, TaskChanged and the notes on files: the task file by its
+// file_sha256, the files it loads by the recorded sources (current is nil when unknown).
+func (r *Result) compareFiles(start *Start, current []Source) {
+	if r.CurrentSHA != r.RecordedSHA {
+		r.Changed = append(r.Changed, FileChange{Path: start.File, Task: true, Recorded: r.RecordedSHA, Current: r.CurrentSHA})
+	}
+	rec := start.Sources
+	switch {
+	case len(rec) == 0:
+		if len(current) == 1 && len(r.Changed) == 0 {
+			break // the task file is the recorded one and loads nothing
+		}
+		r.Notes = append(r.Notes, "the trace records no sources (an older engine, or a writer without the corpus): "+
+			"the files the task file loads were not checked")
+	case current == nil:
+		if len(rec) > 1 {
+			r.Notes = append(r.Notes, fmt.Sprintf("the replay was not given the task's corpus: the %d files the task file loads were not checked", len(rec)-1))
+		}
+	default:
+		// the task file comes first; its change is the one above unless only the sources say so
+		if rec[0].SHA256 != current[0].SHA256 && len(r.Changed) == 0 {
+			r.Changed = append(r.Changed, FileChange{Path: start.File, Task: true, Recorded: rec[0].SHA256, Current: current[0].SHA256})
+		}
+		now := map[string]string{}
+		for _, s := range current[1:] {
+			now[s.Path] = s.SHA256
+		}
+		then := map[string]bool{}
+		for _, s := range rec[1:] {
+			then[s.Path] = true
+			if now[s.Path] != s.SHA256 {
+				r.Changed = append(r.Changed, FileChange{Path: s.Path, Recorded: s.SHA256, Current: now[s.Path]})
+			}
+		}
+		for _, s := range current[1:] {
+			if !then[s.Path] {
+				r.Changed = append(r.Changed, FileChange{Path: s.Path, Current: s.SHA256})
+			}
+		}
+	}
+	r.TaskChanged = len(r.Changed) > 0
+}
+
+// diffStart compares what the replay recomputes of a start event: the state after setup, the
+// random source (when recorded), the clock (when recorded) and the tools.
+func diffStart(rec *Start, got Start) []string {
+	var diffs []string
+	if rec.State != got.State {
+		diffs = append(diffs, fmt.Sprintf("state after setup: recorded %s, replayed %s", rec.State, got.State))
+	}
+	if rec.Rand != "" && rec.Rand != got.Rand {
+		diffs = append(diffs, fmt.Sprintf("random source after setup (rand): recorded %s, replayed %s: the seed is not the one the trace was recorded with, or setup draws differently",
+			rec.Rand, got.Rand))
+	}
+	if rec.Now != "" {
+		diffs = append(diffs, diffString("clock after setup (now)", rec.Now, got.Now)...)
+	}
+	return append(diffs, diffJSON("tools", rec.Tools, got.Tools)...)
+}
+
+// plan is what the recorded events say the agent did, turn by turn.
+type plan struct {
+	script *episode.Scripted // the recorded calls and replies, the truncated turns and the agent's error
+	msgs   [][]Event         // the model's messages (assistant events) by turn
+	after  []int             // by turn: the calls recorded after its last message
+	failed int               // the turn the agent's error ended, -1 when none
+}
+
+func planOf(events []Event) *plan {
+	p := &plan{script: &episode.Scripted{}, failed: -1}
+	s := p.script
 	replied := map[int]bool{}
 	for _, ev := range events[1:] {
 		turn := ev.Turn()
-		for len(agent.Calls) <= turn {
-			agent.Calls = append(agent.Calls, nil)
-			agent.Replies = append(agent.Replies, "")
-			agent.Truncated = append(agent.Truncated, false)
-			agent.Errors = append(agent.Errors, nil)
+		for len(s.Calls) <= turn {
+			s.Calls = append(s.Calls, nil)
+			s.Replies = append(s.Replies, "")
+			s.Truncated = append(s.Truncated, false)
+			s.Errors = append(s.Errors, nil)
+			p.msgs = append(p.msgs, nil)
+			p.after = append(p.after, 0)
 		}
 		switch b := ev.Body.(type) {
+		case *Assistant:
+			p.msgs[turn] = append(p.msgs[turn], ev)
+			p.after[turn] = 0
 		case *Call:
 			id := b.ID
 			if engineID.MatchString(id) {
 				id = "" // the engine numbers its own calls: a missing or moved call shows in the ids
 			}
-			agent.Calls[turn] = append(agent.Calls[turn], episode.ScriptedCall{ID: id, Name: b.Name, Args: b.Args})
+			s.Calls[turn] = append(s.Calls[turn], episode.ScriptedCall{ID: id, Name: b.Name, Args: b.Args})
+			p.after[turn]++
 		case *Reply:
-			agent.Replies[turn] = b.Content
+			s.Replies[turn] = b.Content
 			replied[turn] = true
-			expect = append(expect, ev)
 		case *TurnEnd:
-			agent.Truncated[turn] = b.Truncated
-			expect = append(expect, ev)
-		case *User, *CallResult, *End:
-			expect = append(expect, ev)
+			s.Truncated[turn] = b.Truncated
 		}
 	}
-	// An agent that failed (a solution error, a model that could not be reached) left a turn
-	// without a reply and an error in the end event: fail the same way at the same turn.
+	// An agent that failed (a solution error, a model that could not be reached, an interruption)
+	// left a turn without a reply and an error in the end event: fail the same way at that turn.
 	if end, ok := events[len(events)-1].Body.(*End); ok && end.Error != nil {
-		for turn := range agent.Calls {
+		for turn := range s.Calls {
 			if !replied[turn] {
-				agent.Errors[turn] = &episode.DiagError{Diag: end.Error.Diagnostic()}
+				s.Errors[turn] = &episode.DiagError{Diag: end.Error.Diagnostic()}
+				p.failed = turn
 				break
 			}
 		}
 	}
-	cmp := &comparer{expect: expect, events: events}
-	r := p.Run(ctx, agent, episode.RunOptions{Observer: cmp})
-	cmp.end(r)
-	res.Divergence = cmp.div
-	return res, nil
+	return p
+}
+
+// modelAgent is the name of runtime/modelagent's agent in traces.
+var modelAgent = (*modelagent.Agent)(nil).Name()
+
+// rerunnable are the agents a replay runs again.
+var rerunnable = map[string]episode.Agent{episode.Oracle{}.Name(): episode.Oracle{}, episode.Noop{}.Name(): episode.Noop{}}
+
+// agent is the agent that replays the plan for a trace of the agent named label, and a note when
+// it can only re-issue what was recorded.
+func (p *plan) agent(label string, cmp *comparer) (episode.Agent, string) {
+	p.script.Label = label
+	model := label == modelAgent
+	for _, m := range p.msgs {
+		model = model || len(m) > 0
+	}
+	if model {
+		return &modelReplay{plan: p, cmp: cmp}, ""
+	}
+	if a, ok := rerunnable[label]; ok {
+		return &rerun{plan: p, agent: a}, ""
+	}
+	return p.script, fmt.Sprintf("the agent %q cannot be run again: its recorded calls and replies were re-issued and checked only through what they did", label)
+}
+
+// rerun runs the agent that made the trace again; the turn its error ended is re-issued as
+// recorded.
+type rerun struct {
+	plan  *plan
+	agent episode.Agent
+}
+
+func (r *rerun) Name() string { return r.plan.script.Label }
+
+func (r *rerun) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
+	if tc.Index == r.plan.failed {
+		return r.plan.script.Turn(ctx, tc)
+	}
+	return r.agent.Turn(ctx, tc)
+}
+
+// modelReplay is a model agent whose model answers with the recorded messages: it does what
+// runtime/modelagent's Agent.Turn does with each answer. It reports the message; a message
+// without tool calls ends the turn, with the turn's last non-empty text as the reply; otherwise
+// it runs the calls in order, skipping those whose arguments are not a JSON object
+// (modelagent.ParseArguments), and asks again. The trace does not record why a turn stopped
+// early (an answer cut off at the token limit, finish_reason length, runs none of its calls;
+// one past max_calls_per_turn ends the turn): in a turn recorded as truncated or ended by the
+// agent's error, the last message's calls run as far as the trace shows them running.
+type modelReplay struct {
+	plan *plan
+	cmp  *comparer
+}
+
+// errStop ends a replay that already diverged.
+var errStop = errors.New("the replay diverged")
+
+func (m *modelReplay) Name() string { return m.plan.script.Label }
+
+func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
+	i, p := tc.Index, m.plan
+	var msgs []Event
+	if i < len(p.msgs) {
+		msgs = p.msgs[i]
+	}
+	truncated := i < len(p.script.Truncated) && p.script.Truncated[i]
+	last := ""
+	for k, ev := range msgs {
+		a := ev.Body.(*Assistant)
+		tc.Assistant(a.Content, a.ToolCalls, a.Usage)
+		if a.Content != "" {
+			last = a.Content
+		}
+		final := k == len(msgs)-1
+		if len(a.ToolCalls) == 0 {
+			if final && truncated {
+				tc.Truncate() // a cut-off answer
+			}
+			return last, nil
+		}
+		runs := len(a.ToolCalls)
+		if final && (truncated || i == p.failed) {
+			runs = p.after[i]
+		}
+		for j, c := range a.ToolCalls {
+			if runs == 0 {
+				break
+			}
+			id, name, arguments, ok := toolCallOf(c)
+			if !ok {
+				m.cmp.diverge(ev, i, []string{fmt.Sprintf("tool_calls[%d]: not a tool call as the model agent records it (id, type, function with name and arguments): %s", j, show(c))})
+				return "", errStop
+			}
+			args, problem := modelagent.ParseArguments(arguments)
+			if problem != "" {
+				continue // the agent tells the model and does not run it
+			}
+			runs--
+			if _, err := tc.Call(id, name, args); err != nil {
+				if errors.Is(err, episode.ErrTruncated) {
+					return last, nil
+				}
+				return "", err
+			}
+		}
+	}
+	// the agent would ask the model again: the turn ends here only by the agent's error or a cut-off
+	switch {
+	case i < len(p.script.Errors) && p.script.Errors[i] != nil:
+		return "", p.script.Errors[i]
+	case truncated:
+		tc.Truncate()
+		return last, nil
+	}
+	m.cmp.diverge(m.cmp.here(), i, []string{fmt.Sprintf("the model agent would ask the model for another message in turn %d "+
+		"(the last one asks for tools, or there is none), but the trace has none and does not end the turn by a cut-off or an error", i+1)})
+	return "", errStop
+}
+
+// toolCallOf reads a tool call of an assistant event, which the model agent records as
+// {"id", "type", "function": {"name", "arguments"}} with string values and nothing else.
+func toolCallOf(v jsonv.Value) (id, name, arguments string, ok bool) {
+	o, _ := v.(*jsonv.Object)
+	if o == nil || o.Len() != 3 {
+		return "", "", "", false
+	}
+	_, tok := str(o, "type")
+	fv, _ := o.Get("function")
+	fn, _ := fv.(*jsonv.Object)
+	if !tok || fn == nil || fn.Len() != 2 {
+		return "", "", "", false
+	}
+	id, iok := str(o, "id")
+	name, nok := str(fn, "name")
+	arguments, aok := str(fn, "arguments")
+	return id, name, arguments, iok && nok && aok
+}
+
+func str(o *jsonv.Object, k string) (string, bool) {
+	v, _ := o.Get(k)
+	s, ok := v.(string)
+	return s, ok
 }
 
 // engineID matches the call ids the engine assigns (agents without ids of their own).
@@ -152,30 +464,67 @@ func take[T Body](c *comparer, turn int) (Event, T, bool) {
 	return ev, rec, true
 }
 
+// here is the next recorded event, where the replay stands (the last one when none is left).
+func (c *comparer) here() Event {
+	if c.next < len(c.expect) {
+		return c.expect[c.next]
+	}
+	return c.events[len(c.events)-1]
+}
+
 func (c *comparer) diverge(ev Event, turn int, diffs []string) {
 	if len(diffs) == 0 || c.div != nil {
 		return
 	}
 	d := &Divergence{Line: ev.Line, Event: ev.Kind, Turn: turn, Diffs: diffs}
-	if res, ok := ev.Body.(*CallResult); ok {
+	var call *Call
+	switch b := ev.Body.(type) {
+	case *Call:
+		call = b
+	case *CallResult:
 		for _, e := range c.events {
-			if call, ok := e.Body.(*Call); ok && call.ID == res.ID && e.Line < ev.Line {
-				d.Tool, d.Args = call.Name, jsonv.MustEncode(call.Args)
+			if cl, ok := e.Body.(*Call); ok && cl.ID == b.ID && e.Line < ev.Line {
+				call = cl
 			}
 		}
+	}
+	if call != nil {
+		d.Tool, d.Args = call.Name, jsonv.MustEncode(call.Args)
 	}
 	c.div = d
 }
 
 func (c *comparer) OnUser(turn int, content, state, now string) {
 	if ev, rec, ok := take[*User](c, turn); ok {
-		// the turn is where take found it; now is not compared (older traces lack it)
-		c.diverge(ev, turn, diffEvents(rec, &User{Turn: rec.Turn, Content: content, State: state, Now: rec.Now}))
+		if rec.Now == "" {
+			now = "" // older traces lack it
+		}
+		c.diverge(ev, turn, diffEvents(rec, &User{Turn: turn, Content: content, State: state, Now: now}))
 	}
 }
 
-func (c *comparer) OnAssistant(int, string, []jsonv.Value, *jsonv.Object) {}
-func (c *comparer) OnCall(*episode.Call)                                  {}
+func (c *comparer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+	if ev, rec, ok := take[*Assistant](c, turn); ok {
+		c.diverge(ev, turn, diffEvents(rec, &Assistant{Turn: turn, Content: content, ToolCalls: toolCalls, Usage: usage}))
+	}
+}
+
+func (c *comparer) OnCall(call *episode.Call) {
+	ev, rec, ok := take[*Call](c, call.Turn)
+	if !ok {
+		return
+	}
+	var diffs []string
+	if rec.ID != call.ID {
+		why := ""
+		if engineID.MatchString(rec.ID) && engineID.MatchString(call.ID) {
+			why = " (a call before it is missing, extra or moved)"
+		}
+		diffs = append(diffs, fmt.Sprintf("id: recorded %s, replayed %s%s", rec.ID, call.ID, why))
+	}
+	got := &Call{Turn: call.Turn, ID: rec.ID, Name: call.Name, Args: call.Args}
+	c.diverge(ev, call.Turn, append(diffs, diffEvents(rec, got)...))
+}
 
 func (c *comparer) OnResult(call *episode.Call) {
 	ev, rec, ok := take[*CallResult](c, call.Turn)
@@ -183,26 +532,20 @@ func (c *comparer) OnResult(call *episode.Call) {
 		return
 	}
 	got := resultOf(call)
-	var diffs []string
-	if rec.ID != got.ID {
-		diffs = append(diffs, fmt.Sprintf("call id: recorded %s, replayed %s (a call before it is missing, extra or moved)", rec.ID, got.ID))
-	}
-	diffs = append(diffs, diffJSONText("content", rec.Content, got.Content)...)
-	got.Turn, got.ID, got.Content = rec.Turn, rec.ID, rec.Content // compared above
+	diffs := diffJSONText("content", rec.Content, got.Content)
+	got.Content = rec.Content // compared above
 	c.diverge(ev, call.Turn, append(diffs, diffEvents(rec, got)...))
 }
 
 func (c *comparer) OnReply(turn int, content string) {
 	if ev, rec, ok := take[*Reply](c, turn); ok {
-		c.diverge(ev, turn, diffEvents(rec, &Reply{Turn: rec.Turn, Content: content}))
+		c.diverge(ev, turn, diffEvents(rec, &Reply{Turn: turn, Content: content}))
 	}
 }
 
 func (c *comparer) OnTurnEnd(t *episode.TurnResult) {
 	if ev, rec, ok := take[*TurnEnd](c, t.Index); ok {
-		got := turnEndOf(t)
-		got.Turn = rec.Turn
-		c.diverge(ev, t.Index, diffEvents(rec, got))
+		c.diverge(ev, t.Index, diffEvents(rec, turnEndOf(t)))
 	}
 }
 

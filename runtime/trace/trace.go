@@ -1,5 +1,7 @@
 // Package trace writes episodes as JSON Lines (SPEC §6), reads them back strictly, and replays
-// them against the task to find the first call whose result, error or state now differs.
+// them against the task to find the first event that now differs: the state after setup and the
+// seed, every call the agent makes and every result, each reply, turn verdict and the end; it
+// also says which of the task's files changed since the trace was recorded.
 package trace
 
 import (
@@ -8,9 +10,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 
+	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/workspace"
 )
 
 // Format is the value of the start event's `format`.
@@ -40,7 +45,8 @@ func NewWriter(w io.Writer, s Start) *Writer {
 	return tw
 }
 
-// StartOf builds the start event of a prepared task.
+// StartOf builds the start event of a prepared task; src is the task file's bytes. It leaves
+// Sources empty: set them from Sources when the corpus is at hand.
 func StartOf(p *episode.Prepared, src []byte, runSeed int64, agent string) Start {
 	tools := make([]jsonv.Value, len(p.Task.Tools))
 	for i, t := range p.Task.Tools {
@@ -48,7 +54,35 @@ func StartOf(p *episode.Prepared, src []byte, runSeed int64, agent string) Start
 	}
 	return Start{Format: Format, Task: p.Task.Name, File: p.Task.File, FileSHA256: FileSHA256(src),
 		Seed: runSeed, Engine: Engine, Agent: agent, Tools: tools, State: p.Base.Hash(),
-		Now: p.Base.Clock().NowString()}
+		Now: p.Base.Clock().NowString(), Rand: randOf(p.Base)}
+}
+
+// randOf is the start event's rand: the first draw of the random source of a state (a fork's,
+// so the state itself does not move).
+func randOf(st *workspace.State) string {
+	v, err := st.Fork().Rand().Int(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		panic(err) // a fork is writable and the range is not empty
+	}
+	return fmt.Sprintf("%016x", uint64(v))
+}
+
+// Sources are the start event's sources of the task file rel of the corpus c: rel and every
+// file it loads (dsl.Corpus.SourceFiles).
+func Sources(c *dsl.Corpus, rel string) ([]Source, error) {
+	files, err := c.SourceFiles(rel)
+	if err != nil {
+		return nil, err
+	}
+	return sourcesOf(files), nil
+}
+
+func sourcesOf(files []dsl.SourceFile) []Source {
+	out := make([]Source, len(files))
+	for i, f := range files {
+		out[i] = Source{Path: f.Rel, SHA256: FileSHA256(f.Data)}
+	}
+	return out
 }
 
 // Err is the first write error.

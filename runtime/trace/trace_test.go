@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -174,58 +175,119 @@ func find(t *testing.T, ls []string, n int, frags ...string) int {
 	return -1
 }
 
+// tamper replays the trace ls and wants a divergence at the line (1-based) of the event kind,
+// with tool the divergence names.
+func tamper(t *testing.T, f *fixture, ls []string, line int, event, tool string) *trace.Divergence {
+	t.Helper()
+	r := replay(t, f, join(ls))
+	require.NotNil(t, r.Divergence, "the tampering goes unnoticed")
+	assert.Equal(t, line, r.Divergence.Line, r.Divergence.String())
+	assert.Equal(t, event, r.Divergence.Event, r.Divergence.String())
+	assert.Equal(t, tool, r.Divergence.Tool, r.Divergence.String())
+	return r.Divergence
+}
+
+// edit is a copy of ls with line i rewritten: from becomes to, which must be there.
+func edit(t *testing.T, ls []string, i int, from, to string) []string {
+	t.Helper()
+	require.Contains(t, ls[i], from)
+	out := append([]string(nil), ls...)
+	out[i] = strings.Replace(out[i], from, to, 1)
+	return out
+}
+
+// drop is a copy of ls without the n lines from i.
+func drop(ls []string, i, n int) []string {
+	return append(ls[:i:i], ls[i+n:]...)
+}
+
+// An oracle trace is replayed by running the oracle again: every call and reply it records must
+// be the oracle's.
 func TestTamperedTraces(t *testing.T) {
 	// without faults, so that each tampering has one clear consequence
 	f := newFixture(noFaults)
 	orig := lines(record(t, f.task(t), f.src, 0))
-	check := func(t *testing.T, ls []string, line int, event, tool string) *trace.Divergence {
-		t.Helper()
-		r := replay(t, f, join(ls))
-		require.NotNil(t, r.Divergence, "the tampering goes unnoticed")
-		assert.Equal(t, line, r.Divergence.Line, r.Divergence.String())
-		assert.Equal(t, event, r.Divergence.Event, r.Divergence.String())
-		assert.Equal(t, tool, r.Divergence.Tool, r.Divergence.String())
-		return r.Divergence
-	}
 	t.Run("changed result", func(t *testing.T) {
-		ls := append([]string(nil), orig...)
-		i := find(t, ls, 0, `"event":"result"`, `Ship o1`)
-		ls[i] = strings.Replace(ls[i], "Ship o1", "Ship o2", 1)
-		d := check(t, ls, i+1, "result", "mail_read")
+		i := find(t, orig, 0, `"event":"result"`, `Ship o1`)
+		d := tamper(t, f, edit(t, orig, i, "Ship o1", "Ship o2"), i+1, "result", "mail_read")
 		assert.Contains(t, strings.Join(d.Diffs, "\n"), `content.subject: recorded "Ship o2", replayed "Ship o1"`)
 	})
 	t.Run("changed argument", func(t *testing.T) {
-		ls := append([]string(nil), orig...)
-		i := find(t, ls, 0, `"event":"call"`, `"fs_write"`)
-		ls[i] = strings.Replace(ls[i], "/report.md", "/other.md", 1)
-		d := check(t, ls, i+2, "result", "fs_write")
-		assert.Contains(t, strings.Join(d.Diffs, "\n"), `content.path: recorded "/report.md", replayed "/other.md"`)
+		i := find(t, orig, 0, `"event":"call"`, `"fs_write"`)
+		d := tamper(t, f, edit(t, orig, i, "/report.md", "/other.md"), i+1, "call", "fs_write")
+		assert.Contains(t, strings.Join(d.Diffs, "\n"), `args.path: recorded "/other.md", replayed "/report.md"`)
+	})
+	t.Run("changed reply", func(t *testing.T) {
+		i := find(t, orig, 0, `"event":"reply"`, `"Shipped."`)
+		d := tamper(t, f, edit(t, orig, i, `"Shipped."`, `"Shipped, and refunded the customer."`), i+1, "reply", "")
+		assert.Equal(t, []string{`content: recorded "Shipped, and refunded the customer.", replayed "Shipped."`}, d.Diffs)
+	})
+	t.Run("changed reply of noop", func(t *testing.T) {
+		p, d := episode.Prepare(context.Background(), f.task(t), episode.Options{})
+		require.Nil(t, d)
+		var buf bytes.Buffer
+		w := trace.NewWriter(&buf, trace.StartOf(p, f.src, 0, "noop"))
+		require.NoError(t, w.End(p.Run(context.Background(), episode.Noop{}, episode.RunOptions{Observer: w})))
+		ls := lines(buf.Bytes())
+		require.True(t, replay(t, f, join(ls)).Matched())
+		i := find(t, ls, 0, `"event":"reply"`)
+		tamper(t, f, edit(t, ls, i, `"Done."`, `"I shipped o1 and told the boss."`), i+1, "reply", "")
 	})
 	t.Run("dropped read", func(t *testing.T) {
-		ls := append([]string(nil), orig...)
-		i := find(t, ls, 0, `"event":"call"`, `"mail_read"`)
-		ls = append(ls[:i:i], ls[i+2:]...)
-		d := check(t, ls, i+2, "result", "ship_order")
-		assert.Contains(t, d.Diffs[0], "call id: recorded call_2, replayed call_1")
+		i := find(t, orig, 0, `"event":"call"`, `"mail_read"`)
+		ls := drop(orig, i, 2)
+		d := tamper(t, f, ls, i+1, "call", "ship_order")
+		assert.Contains(t, d.Diffs, `name: recorded "ship_order", replayed "mail_read"`)
 	})
 	t.Run("dropped write", func(t *testing.T) {
-		ls := append([]string(nil), orig...)
-		i := find(t, ls, 0, `"event":"call"`, `"mail_reply"`)
-		ls = append(ls[:i:i], ls[i+2:]...)
-		// the reply follows; the turn's verifier then scores differently
-		check(t, ls, i+2, "turn_end", "")
+		i := find(t, orig, 0, `"event":"call"`, `"mail_reply"`)
+		ls := drop(orig, i, 2)
+		d := tamper(t, f, ls, i+1, "reply", "")
+		assert.Equal(t, []string{"event: recorded reply, replayed call (turn 1)"}, d.Diffs)
 	})
 	t.Run("reordered calls", func(t *testing.T) {
 		ls := append([]string(nil), orig...)
 		i := find(t, ls, 0, `"event":"call"`, `"fs_read"`)
 		require.Contains(t, ls[i+2], `"fs_write"`)
 		ls[i], ls[i+1], ls[i+2], ls[i+3] = ls[i+2], ls[i+3], ls[i], ls[i+1]
-		check(t, ls, i+2, "result", "fs_write")
+		tamper(t, f, ls, i+1, "call", "fs_write")
+	})
+	t.Run("changed seed", func(t *testing.T) {
+		// the task draws nothing from ws.rand and injects no faults: only rand shows the seed
+		require.NotContains(t, noFaults, "rand")
+		require.NotContains(t, noFaults, "faults")
+		d := tamper(t, f, edit(t, orig, 0, `"seed":0,`, `"seed":5,`), 1, "start", "")
+		require.Len(t, d.Diffs, 1)
+		assert.Contains(t, d.Diffs[0], "random source after setup (rand): recorded ")
+	})
+	t.Run("changed seed, older trace", func(t *testing.T) {
+		// without rand, nothing the trace records depends on the seed of this task: the replay
+		// matches and says that it could not check the seed
+		ls := edit(t, orig, 0, `"seed":0,`, `"seed":5,`)
+		ls[0] = regexp.MustCompile(`,"rand":"[0-9a-f]{16}"`).ReplaceAllString(ls[0], "")
+		r := replay(t, f, join(ls))
+		assert.True(t, r.Matched(), "%v", r.Divergence)
+		assert.Contains(t, strings.Join(r.Notes, "\n"), "a changed seed of a task that draws nothing and injects no faults cannot show")
+	})
+	t.Run("changed clock", func(t *testing.T) {
+		d := tamper(t, f, edit(t, orig, 0, `"now":"2026-01-05T09:00:00Z"`, `"now":"2026-01-06T09:00:00Z"`), 1, "start", "")
+		assert.Equal(t, []string{`clock after setup (now): recorded "2026-01-06T09:00:00Z", replayed "2026-01-05T09:00:00Z"`}, d.Diffs)
+	})
+	t.Run("changed tool schema", func(t *testing.T) {
+		d := tamper(t, f, edit(t, orig, 0, `"Ship an order."`, `"Ship an order, and refund it."`), 1, "start", "")
+		assert.Contains(t, d.Diffs[0], `tools[`)
+	})
+	t.Run("changed turn of a call", func(t *testing.T) {
+		i := find(t, orig, 0, `"event":"call"`, `"mail_read"`)
+		tamper(t, f, edit(t, orig, i, `"turn":0`, `"turn":1`), i+1, "call", "mail_read")
 	})
 	t.Run("changed task file", func(t *testing.T) {
 		changed := newFixture(strings.Replace(noFaults, `A,3\nB,5`, `A,4\nB,5`, 1))
 		r := replay(t, changed, join(orig))
 		assert.True(t, r.TaskChanged)
+		require.Len(t, r.Changed, 1)
+		assert.True(t, r.Changed[0].Task)
+		assert.Contains(t, r.Warnings()[0], "task file c/t.star changed since the trace was recorded")
 		require.NotNil(t, r.Divergence, "the replay still runs and finds the changed setup")
 		assert.Equal(t, 1, r.Divergence.Line)
 		assert.Contains(t, r.Divergence.Diffs[0], "state after setup")
@@ -239,6 +301,21 @@ func TestTamperedTraces(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not end")
 	})
+}
+
+// The trace of an agent that cannot be run again is re-issued as recorded: its calls are checked
+// through their results and ids, and a note says so.
+func TestTamperedScriptedTraces(t *testing.T) {
+	f := newFixture(noFaults)
+	orig := lines(record(t, f.task(t), f.src, 0))
+	orig[0] = strings.Replace(orig[0], `"agent":"oracle"`, `"agent":"custom"`, 1)
+	r := replay(t, f, join(orig))
+	assert.True(t, r.Matched(), "%v", r.Divergence)
+	assert.Contains(t, strings.Join(r.Notes, "\n"), `the agent "custom" cannot be run again`)
+
+	i := find(t, orig, 0, `"event":"call"`, `"mail_read"`)
+	d := tamper(t, f, drop(orig, i, 2), i+1, "call", "ship_order")
+	assert.Equal(t, "id: recorded call_2, replayed call_1 (a call before it is missing, extra or moved)", d.Diffs[0])
 }
 
 var noFaults = strings.Replace(taskSrc, `faults = {"rate": 0.4, "tools": ["ship_order", "mail_reply", "fs_write"], "seed": 3},`, "", 1)
