@@ -1,6 +1,7 @@
 // Package servicetest runs the Starlark tests of a service (its testdata/*.star files): each
 // file over a fresh workspace, with ws and the helpers every service's tests need. A service's
-// external test package calls RunScripts; the kernel's own sections are tested in package wsmod.
+// external test package calls RunScripts, and Call, OK and Fails for Go tests of its built-in
+// tools; the Starlark tests of the kernel's own sections (ws.fs, ws.mail, …) are in package wsmod.
 package servicetest
 
 import (

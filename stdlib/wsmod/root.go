@@ -16,14 +16,6 @@ func objAttr(k int) func(o *object) (starlark.Value, error) {
 }
 
 var rootMembers = []*member{
-	{name: "fs", obj: kFS, get: objAttr(kFS),
-		doc: "The in-memory file system. Paths are absolute and cleaned: \"a.txt\" is \"/a.txt\" and \"..\" never leaves \"/\". Folders exist explicitly (mkdir makes an empty one) and are created for the parents of every file written."},
-	{name: "mail", obj: kMail, get: objAttr(kMail),
-		doc: "The mailbox of the agent's user. Messages reach scripts as structs (see ws.mail.get); ids are \"m1\", \"m2\", … from one counter shared by delivered and sent mail."},
-	{name: "calendar", obj: kCalendar, get: objAttr(kCalendar),
-		doc: "The calendar. Events reach scripts as structs with id, title, start, end (RFC 3339), attendees, location and description; ids are \"e1\", \"e2\", …."},
-	{name: "db", obj: kDB, get: objAttr(kDB),
-		doc: "Named collections of records for task-defined services (tickets, CRM, orders…). A record is a dict with a string \"id\"; every record handed out is a fresh copy."},
 	{name: "clock", obj: kClock, get: objAttr(kClock),
 		doc: "The virtual clock. It starts at the task's start_time and moves only when a script moves it."},
 	{name: "rand", obj: kRand, get: objAttr(kRand),
@@ -34,9 +26,7 @@ var rootMembers = []*member{
 		doc: "What changed since ws.initial: a struct with files, mail, calendar, db and one field per other service (contacts, chat, …), each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"), and empty (True when all of them are empty). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). against compares with another state instead: ws.diff(ws.reference) lists how the state differs from the one the reference solution leaves (added: here and not there), so ws.diff(ws.reference).empty is the whole-state reward in one line; it costs no more than the entries that differ. ws.diff compares end states only: a change that was undone does not show (see ws.history). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
 	{name: "history", noView: true, obj: kHistory, get: objAttr(kHistory),
 		doc: "In verifiers (and in before, user functions and tools): the episode history since ws.initial, which keeps what the end state forgets: every mail sent even if later moved, every version a file had, every removed entry, every record write, and who made each change (the agent or a script)."},
-	{name: "unexpected", noView: true, ret: "list", call: unexpectedFn,
-		params: []param{{"files", "[]"}, {"messages", "[]"}, {"events", "[]"}, {"records", "[]"}, {"recipients", "[]"}},
-		doc:    unexpectedDoc},
+	{name: "unexpected", noView: true, ret: "list", call: unexpectedFn}, // params and doc: services.go
 	{name: "reference", noView: true, get: getReference,
 		doc: "In verifiers: a read-only view of the state the task's reference solution leaves (at the end of this turn in a turn verifier, at the end of the episode in the task verifier), with the same attributes as ws.initial. It is computed once per prepared task, by running the reference with faults off and no verifier, and shared by every episode. Reading it elsewhere, or when the reference fails, is an error."},
 }
@@ -86,51 +76,5 @@ func sectionValue(s workspace.Section) starlark.Value {
 		"added":   starconv.Strings(s.Added),
 		"changed": starconv.Strings(s.Changed),
 		"removed": starconv.Strings(s.Removed),
-	})
-}
-
-// MessageValue converts a message to the struct scripts see: id, sender, to, cc, subject, body,
-// date, folder, read, labels, thread, in_reply_to (None when empty), attachments (the names, in
-// order) and attachment_contents (a dict from name to content). Its lists are fresh.
-func MessageValue(m workspace.Message) starlark.Value {
-	var inReplyTo starlark.Value = starlark.None
-	if m.InReplyTo != "" {
-		inReplyTo = starlark.String(m.InReplyTo)
-	}
-	names := make([]starlark.Value, len(m.Attachments))
-	contents := starlark.NewDict(len(m.Attachments))
-	for i, a := range m.Attachments {
-		names[i] = starlark.String(a.Name)
-		_ = contents.SetKey(starlark.String(a.Name), starlark.String(a.Content))
-	}
-	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
-		"id":                  starlark.String(m.ID),
-		"sender":              starlark.String(m.Sender),
-		"to":                  starconv.Strings(m.To),
-		"cc":                  starconv.Strings(m.Cc),
-		"subject":             starlark.String(m.Subject),
-		"body":                starlark.String(m.Body),
-		"date":                starlark.String(m.Date),
-		"folder":              starlark.String(m.Folder),
-		"read":                starlark.Bool(m.Read),
-		"labels":              starconv.Strings(m.Labels),
-		"thread":              starlark.String(m.Thread),
-		"in_reply_to":         inReplyTo,
-		"attachments":         starlark.NewList(names),
-		"attachment_contents": contents,
-	})
-}
-
-// EventValue converts an event to the struct scripts see: id, title, start, end, attendees,
-// location and description. Its list is fresh.
-func EventValue(e workspace.Event) starlark.Value {
-	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
-		"id":          starlark.String(e.ID),
-		"title":       starlark.String(e.Title),
-		"start":       starlark.String(e.Start),
-		"end":         starlark.String(e.End),
-		"attendees":   starconv.Strings(e.Attendees),
-		"location":    starlark.String(e.Location),
-		"description": starlark.String(e.Description),
 	})
 }

@@ -1,47 +1,44 @@
 package wsmod
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
 	"github.com/coworkenv/coworkenv/workspace/services"
 	"go.starlark.net/starlark"
 )
 
-// The services of package services that bring their own script binding (service.Method
-// tables) become objects of ws: ws.<name> after ws.db, with their members, their keyword of
-// ws.unexpected and their field of ws.diff().
+// The services of package services become objects of ws: ws.<name> for each, in the order of
+// services.All and before ws.clock, with their members (service.Method tables), their keywords
+// of ws.unexpected, their values in ws.history and their field of ws.diff(). The object of
+// services.All[i] is at index numKinds+i.
 
-// scripted lists the services with a binding, in the order of services.All; the object of
-// scripted[i] is at index numKinds+i.
-var scripted = func() []*service.Service {
-	var out []*service.Service
-	for _, s := range services.All {
-		if s.WS != nil {
-			out = append(out, s)
-		}
-	}
-	return out
-}()
-
-// withServices returns the root members with one member per scripted service after ws.db,
-// and the services' keywords added to ws.unexpected. It appends the services' types to types.
+// withServices returns the root members with one member per service first, and the services'
+// keywords added to ws.unexpected. It appends the services' types to types.
 func withServices(root []*member) []*member {
-	var objs []*member
-	for _, s := range scripted {
+	objs := make([]*member, len(services.All))
+	for i, s := range services.All {
 		k := len(types)
 		types = append(types, newType("ws."+s.ScriptName(), methods(s.WS)))
-		objs = append(objs, &member{name: s.ScriptName(), obj: k, get: objAttr(k), doc: s.Doc})
+		objs[i] = &member{name: s.ScriptName(), obj: k, get: objAttr(k), doc: s.ScriptDoc()}
 	}
-	at := slices.IndexFunc(root, func(m *member) bool { return m.name == "db" }) + 1
-	out := slices.Concat(root[:at], objs, root[at:])
+	out := slices.Concat(objs, root)
 	for _, m := range out {
 		if m.name == "unexpected" {
 			m.params = slices.Clone(m.params)
-			for _, s := range scripted {
-				m.params = append(m.params, param{s.Name, "[]"})
+			var docs []string
+			for _, k := range keywords {
+				m.params = append(m.params, param{k.Name, "[]"})
+				if k.Doc != "" {
+					docs = append(docs, k.Name+" "+k.Doc)
+				}
 			}
+			m.doc = unexpectedHead + strings.Join(docs, "; ") + unexpectedTail
 		}
 	}
 	return out
@@ -64,38 +61,93 @@ func methods(ms []service.Method) []*member {
 		out[i] = &member{name: m.Name, params: ps, ret: m.Ret, doc: m.Doc, write: m.Write,
 			call: func(c *call) (starlark.Value, error) {
 				v, err := m.Call(c.w.st, c)
-				return v, c.wrap(err)
+				if err != nil && err != c.err { // the errors of Args already name the method
+					err = c.wrap(err)
+				}
+				return v, err
 			}}
 	}
 	return out
 }
 
-// unexpectedPart judges an action of the agent on a service's part, given the keys the
-// verifier allowed for that service ("" when allowed).
-func unexpectedPart(c *call, act workspace.Action) (string, bool) {
-	for i, s := range scripted {
-		if s.Part == nil || s.Part.Entry != act.Kind {
-			continue
-		}
-		allowed := c.strList(unexpectedFixed+i, true)
-		if s.Judge != nil {
-			return s.Judge(allowed, act), true
-		}
-		if slices.Contains(allowed, act.Key) || slices.Contains(allowed, "*") {
-			return "", true
-		}
-		return act.Op + " " + act.Kind + " " + act.Key, true
-	}
-	return "", false
+// keyword is one keyword parameter of ws.unexpected: keyword kw of service svc (an index in
+// services.All).
+type keyword struct {
+	service.Keyword
+	svc, kw int
 }
 
-// partValue converts an entry of a service's part for scripts.
-func partValue(e workspace.Entry) starlark.Value {
-	for _, s := range scripted {
-		if s.Value != nil {
-			if v := s.Value(e); v != nil {
-				return v
-			}
+// keywords are the keyword parameters of ws.unexpected, in the order of its signature (see
+// service.Service.Keywords): the order the parameters have always had.
+var keywords = func() []keyword {
+	var out []keyword
+	for i, s := range services.All {
+		for j, k := range s.UnexpectedKeywords() {
+			out = append(out, keyword{k, i, j})
+		}
+	}
+	withPart := func(k keyword) int {
+		if services.All[k.svc].Part != nil {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, func(a, b keyword) int { return cmp.Or(withPart(a)-withPart(b), a.kw-b.kw) })
+	return out
+}()
+
+// serviceOf returns the index in services.All of the service whose history actions are of kind;
+// -1 when there is none.
+func serviceOf(kind string) int {
+	return slices.IndexFunc(services.All, func(s *service.Service) bool { return s.HasKind(kind) })
+}
+
+// unexpectedFn is ws.unexpected, a member of the root: each service judges the agent's actions
+// on it by the lists given for its keywords.
+func unexpectedFn(c *call) (starlark.Value, error) {
+	allowed := make([][][]string, len(services.All))
+	for j, k := range keywords {
+		if allowed[k.svc] == nil {
+			allowed[k.svc] = make([][]string, len(services.All[k.svc].UnexpectedKeywords()))
+		}
+		allowed[k.svc][k.kw] = c.strList(j, true)
+	}
+	if err := c.done(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, act := range c.w.st.History(c.w.initial) {
+		if act.Actor != workspace.ActorAgent {
+			continue
+		}
+		i := serviceOf(act.Kind)
+		if i < 0 {
+			continue
+		}
+		s := judge(services.All[i], allowed[i], act)
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return starconv.Strings(out), nil
+}
+
+// judge says in words why the agent's action act on service s is not allowed ("" when it is).
+func judge(s *service.Service, allowed [][]string, act workspace.Action) string {
+	if s.Judge != nil {
+		return s.Judge(allowed, act)
+	}
+	if slices.Contains(allowed[0], act.Key) || slices.Contains(allowed[0], "*") {
+		return ""
+	}
+	return act.Op + " " + act.Kind + " " + act.Key
+}
+
+// entryValue converts the entry of an action of kind (before or after) for scripts.
+func entryValue(kind string, e any) starlark.Value {
+	if i := serviceOf(kind); i >= 0 && services.All[i].Value != nil {
+		if v := services.All[i].Value(e); v != nil {
+			return v
 		}
 	}
 	return starlark.None
@@ -110,7 +162,36 @@ func (c *call) OptStr(i int, def string) string  { return c.optStr(i, def) }
 func (c *call) OptBool(i int) *bool              { return c.optBool(i) }
 func (c *call) Int(i int) int64                  { return c.int64(i) }
 func (c *call) StrList(i int, one bool) []string { return c.strList(i, one) }
+func (c *call) Kwargs() []starlark.Tuple         { return c.kw }
 func (c *call) Fail(format string, args ...any)  { c.fail(format, args...) }
 func (c *call) Done() error                      { return c.done() }
+
+func (c *call) StrListOf(name string, v starlark.Value, one bool) []string {
+	return c.strListOf(name, v, one)
+}
+
+// Dict returns argument i, which must be a dict.
+func (c *call) Dict(i int) *starlark.Dict {
+	d, ok := c.args[i].(*starlark.Dict)
+	if !ok {
+		c.wrongType(i, "dict")
+	}
+	return d
+}
+
+// Fields converts the keyword arguments collected by a "**" parameter to an object.
+func (c *call) Fields() *jsonv.Object {
+	o := &jsonv.Object{Members: make([]jsonv.Member, 0, len(c.kw))}
+	for _, kv := range c.kw {
+		name := string(kv[0].(starlark.String))
+		v, err := starconv.ToJSON(kv[1])
+		if err != nil {
+			c.fail("for parameter %s: %v", name, err)
+			return nil
+		}
+		o.Members = append(o.Members, jsonv.Member{Key: name, Value: v})
+	}
+	return o
+}
 
 var _ service.Args = (*call)(nil)

@@ -21,7 +21,7 @@ type member struct {
 	doc    string  // one paragraph
 	write  bool    // the method changes the state: refused on a read-only ws
 	noView bool    // absent from ws.initial, and not listed where there is no initial state
-	obj    int     // an attribute that is one of the objects (kFS, …); 0 otherwise
+	obj    int     // an attribute that is one of the objects (kClock, …); 0 otherwise
 
 	call func(c *call) (starlark.Value, error)
 	get  func(o *object) (starlark.Value, error)
@@ -103,14 +103,11 @@ var types []*objectType
 
 func init() {
 	types = make([]*objectType, numKinds)
-	types[kFS] = newType("ws.fs", fsMembers)
-	types[kMail] = newType("ws.mail", mailMembers)
-	types[kCalendar] = newType("ws.calendar", calendarMembers)
-	types[kDB] = newType("ws.db", dbMembers)
 	types[kClock] = newType("ws.clock", clockMembers)
 	types[kRand] = newType("ws.rand", randMembers)
 	types[kHistory] = newType("ws.history", historyMembers)
-	types[kRoot] = newType("ws", withServices(rootMembers))
+	root := withServices(rootMembers) // appends the services' types
+	types[kRoot] = newType("ws", root)
 	if len(types) > maxObjects {
 		panic("wsmod: too many services for maxObjects")
 	}
@@ -222,13 +219,18 @@ func (c *call) absent(i int) bool { return c.args[i] == nil || c.args[i] == star
 func (c *call) str(i int) string {
 	s, ok := c.args[i].(starlark.String)
 	if !ok {
-		if c.args[i] == nil {
-			c.fail("missing argument for %s", c.ps[i].name)
-		} else {
-			c.badType(i, c.args[i], "string")
-		}
+		c.wrongType(i, "string")
 	}
 	return string(s)
+}
+
+// wrongType records that argument i is missing or is not a want.
+func (c *call) wrongType(i int, want string) {
+	if c.args[i] == nil {
+		c.fail("missing argument for %s", c.ps[i].name)
+	} else {
+		c.badType(i, c.args[i], want)
+	}
 }
 
 // optStr returns argument i, a string or None/absent (then def).

@@ -13,6 +13,10 @@
 //	ws.unexpected(...)  the agent's changes the arguments do not allow
 //	ws.reference read-only view of the state the reference solution leaves (verifiers)
 //
+// ws.fs, ws.mail, ws.calendar, ws.db and the objects of the other services (ws.contacts,
+// ws.chat, …) are made from the services' declarations in services.All (see services.go); the
+// rest is about the workspace as a whole and is written here.
+//
 // Where Options.Initial is nil, ws.initial and ws.diff are not listed by dir(ws) (hasattr is
 // False) and reading them is an error that says they exist in verifiers.
 //
@@ -21,10 +25,10 @@
 //
 // # Values
 //
-// Every value handed to a script is fresh: messages and events are structs (see MessageValue and
-// EventValue) holding new lists, db records are new dicts, listings are new lists. A script may
-// change them freely; the state changes only through the methods. None given for an optional
-// argument means the argument is absent.
+// Every value handed to a script is fresh: messages and events are structs (see mail.MessageValue
+// and calendar.EventValue) holding new lists, db records are new dicts, listings are new lists. A
+// script may change them freely; the state changes only through the methods. None given for an
+// optional argument means the argument is absent.
 //
 // # Errors
 //
@@ -69,16 +73,12 @@ type Options struct {
 // object kinds: the index of each object in wsValue.objs and of its type in types.
 const (
 	kRoot = iota
-	kFS
-	kMail
-	kCalendar
-	kDB
 	kClock
 	kRand
 	kHistory
 	numKinds
-	// maxObjects bounds the objects of ws: the kernel's, then one per service of package
-	// services that has a script binding (ws.contacts, ws.chat, …), from index numKinds on.
+	// maxObjects bounds the objects of ws: those above, then one per service of package
+	// services (ws.fs, ws.mail, …, ws.contacts, ws.chat), from index numKinds on.
 	maxObjects = numKinds + 12
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/startest"
 	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services"
 	"go.starlark.net/starlark"
 )
 
@@ -47,8 +48,10 @@ func predeclared() starlark.StringDict {
 		return starlark.None, nil
 	})
 	var svcs []starlark.Value // the names of ws's service objects, beside the kernel's
-	for _, s := range scripted {
-		svcs = append(svcs, starlark.String(s.ScriptName()))
+	for _, s := range services.All {
+		if s.Part != nil {
+			svcs = append(svcs, starlark.String(s.ScriptName()))
+		}
 	}
 	return starlark.StringDict{
 		"SERVICES":          starlark.NewList(svcs),
@@ -187,7 +190,10 @@ func TestReference(t *testing.T) {
 		"ws.initial", "ws.diff", "ws.history", "ws.history.actions", "ws.history.sent",
 		"ws.history.versions", "ws.history.touched", "ws.unexpected", "ws.reference",
 	}
-	for _, s := range scripted { // the services' own members come from their tables
+	for _, s := range services.All { // the other services' members come from their tables
+		if s.Part == nil {
+			continue
+		}
 		want = append(want, "ws."+s.ScriptName())
 		for _, m := range s.WS {
 			want = append(want, "ws."+s.ScriptName()+"."+m.Name)
@@ -221,26 +227,5 @@ func TestReference(t *testing.T) {
 		if got := seen[name].Signature; got != sig {
 			t.Errorf("%s: signature %q, want %q", name, got, sig)
 		}
-	}
-}
-
-func TestMessageAndEventValues(t *testing.T) {
-	m := workspace.Message{ID: "m3", Sender: "a@x.example", To: []string{"b@x.example"}, Subject: "S",
-		Body: "B", Date: "2026-01-05T09:00:00Z", Folder: "inbox", Labels: []string{"l"}, Thread: "m1",
-		Attachments: []workspace.Attachment{{Name: "f.pdf", Content: "%PDF"}}}
-	got := MessageValue(m).String()
-	want := `struct(attachment_contents = {"f.pdf": "%PDF"}, attachments = ["f.pdf"], body = "B", cc = [], date = "2026-01-05T09:00:00Z", folder = "inbox", id = "m3", in_reply_to = None, labels = ["l"], read = False, sender = "a@x.example", subject = "S", thread = "m1", to = ["b@x.example"])`
-	if got != want {
-		t.Errorf("MessageValue:\n got %s\nwant %s", got, want)
-	}
-	m.InReplyTo = "m1"
-	if s := MessageValue(m).String(); !strings.Contains(s, `in_reply_to = "m1"`) {
-		t.Errorf("MessageValue with in_reply_to: %s", s)
-	}
-	e := workspace.Event{ID: "e1", Title: "T", Start: "2026-01-05T09:00:00Z", End: "2026-01-05T10:00:00Z"}
-	got = EventValue(e).String()
-	want = `struct(attendees = [], description = "", end = "2026-01-05T10:00:00Z", id = "e1", location = "", start = "2026-01-05T09:00:00Z", title = "T")`
-	if got != want {
-		t.Errorf("EventValue:\n got %s\nwant %s", got, want)
 	}
 }

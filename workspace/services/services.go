@@ -10,17 +10,21 @@ import (
 
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
+	"github.com/coworkenv/coworkenv/workspace/services/calendar"
 	"github.com/coworkenv/coworkenv/workspace/services/chat"
 	"github.com/coworkenv/coworkenv/workspace/services/contacts"
+	"github.com/coworkenv/coworkenv/workspace/services/files"
+	"github.com/coworkenv/coworkenv/workspace/services/mail"
+	"github.com/coworkenv/coworkenv/workspace/services/records"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
 // All lists every service, in the order docs, tool groups and setup summaries show them.
 var All = []*service.Service{
-	Files,
-	Mail,
-	Calendar,
-	Records,
+	files.Service,
+	mail.Service,
+	calendar.Service,
+	records.Service,
 	contacts.Service,
 	chat.Service,
 }
@@ -100,21 +104,13 @@ type DiffSection struct {
 func Sections(ch workspace.Changes) []DiffSection {
 	out := make([]DiffSection, 0, len(All))
 	for _, s := range All {
-		out = append(out, DiffSection{s, section(ch, s)})
+		var sec workspace.Section
+		if s.Section != nil {
+			sec = s.Section(ch)
+		} else {
+			sec = ch.Part(s.Part)
+		}
+		out = append(out, DiffSection{s, sec})
 	}
 	return out
-}
-
-func section(ch workspace.Changes, s *service.Service) workspace.Section {
-	switch s {
-	case Files:
-		return ch.Files
-	case Mail:
-		return ch.Mail
-	case Calendar:
-		return ch.Calendar
-	case Records:
-		return ch.DB
-	}
-	return ch.Part(s.Part)
 }

@@ -30,6 +30,7 @@ func TestEveryServiceChangeIsSeen(t *testing.T) {
 			}
 			h := st.History(base)
 			require.NotEmpty(t, h, "the change is not in the history")
+			assert.True(t, s.HasKind(h[len(h)-1].Kind), "the action's kind %q is not one of the service's", h[len(h)-1].Kind)
 			if s.Part != nil {
 				assert.Equal(t, s.Part.Entry, h[len(h)-1].Kind)
 				assert.Equal(t, s.Entry, s.Part.Entry, "a service and its part name entries alike")

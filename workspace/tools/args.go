@@ -2,31 +2,57 @@ package tools
 
 import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/workspace"
 )
+
+// Helpers for the tools of services: parameter constructors, readers of checked arguments and
+// result shapes.
+
+// Req is a required parameter.
+func Req(name, typ, desc string) Param {
+	return Param{Name: name, Type: typ, Description: desc, Required: true}
+}
+
+// Opt is an optional parameter with a default (nil: none).
+func Opt(name, typ, desc string, def any) Param {
+	p := Param{Name: name, Type: typ, Description: desc}
+	if def != nil {
+		p.Default, p.HasDefault = def, true
+	}
+	return p
+}
+
+// WithItems gives an array parameter the type of its items.
+func WithItems(p Param, items string) Param {
+	p.Items = items
+	return p
+}
 
 // Readers of arguments already checked by CheckArgs: a present argument has its declared type,
 // so these only tell present from absent.
 
-func argStr(args *jsonv.Object, name string) string {
+// ArgStr returns a string argument; "" when absent.
+func ArgStr(args *jsonv.Object, name string) string {
 	v, _ := args.Get(name)
 	s, _ := v.(string)
 	return s
 }
 
-func argStrOK(args *jsonv.Object, name string) (string, bool) {
+// ArgStrOK returns a string argument and whether it is present.
+func ArgStrOK(args *jsonv.Object, name string) (string, bool) {
 	v, ok := args.Get(name)
 	s, isStr := v.(string)
 	return s, ok && isStr
 }
 
-func argBool(args *jsonv.Object, name string) bool {
+// ArgBool returns a boolean argument; false when absent.
+func ArgBool(args *jsonv.Object, name string) bool {
 	v, _ := args.Get(name)
 	b, _ := v.(bool)
 	return b
 }
 
-func argBoolPtr(args *jsonv.Object, name string) *bool {
+// ArgBoolPtr returns a boolean argument; nil when absent.
+func ArgBoolPtr(args *jsonv.Object, name string) *bool {
 	v, ok := args.Get(name)
 	b, isBool := v.(bool)
 	if !ok || !isBool {
@@ -35,14 +61,15 @@ func argBoolPtr(args *jsonv.Object, name string) *bool {
 	return &b
 }
 
-func argInt(args *jsonv.Object, name string) int64 {
+// ArgInt returns an integer argument; 0 when absent.
+func ArgInt(args *jsonv.Object, name string) int64 {
 	v, _ := args.Get(name)
 	i, _ := v.(int64)
 	return i
 }
 
-// argStrs returns an array of strings argument; nil when absent.
-func argStrs(args *jsonv.Object, name string) []string {
+// ArgStrs returns an array of strings argument; nil when absent.
+func ArgStrs(args *jsonv.Object, name string) []string {
 	v, ok := args.Get(name)
 	arr, isArr := v.([]jsonv.Value)
 	if !ok || !isArr {
@@ -57,10 +84,10 @@ func argStrs(args *jsonv.Object, name string) []string {
 	return out
 }
 
-// Result shapes, shared with whoever shows workspace values as JSON.
+// Result shapes.
 
-// strs makes a JSON array of strings (never null).
-func strs(ss []string) []jsonv.Value {
+// Strings makes a JSON array of strings (never null).
+func Strings(ss []string) []jsonv.Value {
 	out := make([]jsonv.Value, len(ss))
 	for i, s := range ss {
 		out[i] = s
@@ -68,55 +95,7 @@ func strs(ss []string) []jsonv.Value {
 	return out
 }
 
-// MessageSummary is how listings show a message: {id, sender, subject, date, read}.
-func MessageSummary(m workspace.Message) *jsonv.Object {
-	return jsonv.NewObject(
-		"id", m.ID,
-		"sender", m.Sender,
-		"subject", m.Subject,
-		"date", m.Date,
-		"read", m.Read,
-	)
-}
-
-// MessageJSON is the whole message as mail_read shows it: id, sender, to, cc, subject, body,
-// date, folder, read, labels, thread, in_reply_to (null when none) and attachments (names).
-func MessageJSON(m workspace.Message) *jsonv.Object {
-	var inReplyTo jsonv.Value
-	if m.InReplyTo != "" {
-		inReplyTo = m.InReplyTo
-	}
-	return jsonv.NewObject(
-		"id", m.ID,
-		"sender", m.Sender,
-		"to", strs(m.To),
-		"cc", strs(m.Cc),
-		"subject", m.Subject,
-		"body", m.Body,
-		"date", m.Date,
-		"folder", m.Folder,
-		"read", m.Read,
-		"labels", strs(m.Labels),
-		"thread", m.Thread,
-		"in_reply_to", inReplyTo,
-		"attachments", strs(m.AttachmentNames()),
-	)
-}
-
-// EventJSON is an event as the calendar tools show it: id, title, start, end, attendees,
-// location, description.
-func EventJSON(e workspace.Event) *jsonv.Object {
-	return jsonv.NewObject(
-		"id", e.ID,
-		"title", e.Title,
-		"start", e.Start,
-		"end", e.End,
-		"attendees", strs(e.Attendees),
-		"location", e.Location,
-		"description", e.Description,
-	)
-}
-
-func idResult(id string) *jsonv.Object  { return jsonv.NewObject("id", id) }
-func pathResult(p string) *jsonv.Object { return jsonv.NewObject("path", p) }
-func okResult() *jsonv.Object           { return jsonv.NewObject("ok", true) }
+// IDResult is {"id": id}, PathResult {"path": p} and OKResult {"ok": true}.
+func IDResult(id string) *jsonv.Object  { return jsonv.NewObject("id", id) }
+func PathResult(p string) *jsonv.Object { return jsonv.NewObject("path", p) }
+func OKResult() *jsonv.Object           { return jsonv.NewObject("ok", true) }

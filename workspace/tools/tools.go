@@ -1,7 +1,7 @@
 // Package tools defines what a tool is for the agent (a name, a description and typed
 // parameters, shown as a JSON Schema in the OpenAI function-calling format), checks the
-// arguments an agent sends against it, and provides the built-in tools of SPEC §2.3 (the groups
-// fs, mail and calendar) over a workspace.State.
+// arguments an agent sends against it, and holds the helpers the services' tools share (args.go).
+// The built-in tools themselves are declared by the services (package services and below).
 //
 // Tool results are jsonv values; a tool error is a plain error whose message is shown to the
 // agent as is.
@@ -59,7 +59,7 @@ type Func func(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error)
 type Tool struct {
 	Name        string
 	Description string
-	Group       string // "fs", "mail" or "calendar" for built-in tools; "" for task-defined ones
+	Group       string // the group of a service's built-in tool ("fs", "contacts"); "" for task-defined ones
 	Params      []Param
 	Run         Func // nil for task-defined tools, which the scripting layer runs
 }

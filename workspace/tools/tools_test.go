@@ -1,110 +1,56 @@
-package tools
+package tools_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/servicetest"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// dec decodes JSON text into an object (test helper).
-func dec(t testing.TB, s string) *jsonv.Object {
-	t.Helper()
-	v, err := jsonv.DecodeString(s)
-	require.NoError(t, err)
-	o, ok := v.(*jsonv.Object)
-	require.True(t, ok, "not an object: %s", s)
-	return o
-}
-
 func TestValidName(t *testing.T) {
 	long := strings.Repeat("a", 64)
 	for _, ok := range []string{"a", "fs_read", "book_room2", "x_", long} {
-		assert.True(t, ValidName(ok), ok)
+		assert.True(t, tools.ValidName(ok), ok)
 	}
 	for _, bad := range []string{"", "Fs", "1a", "_a", "a-b", "a.b", "a b", "é", long + "a"} {
-		assert.False(t, ValidName(bad), bad)
+		assert.False(t, tools.ValidName(bad), bad)
 	}
-}
-
-func TestKernelTools(t *testing.T) {
-	var names []string
-	for _, tl := range kernelTools() {
-		names = append(names, tl.Name)
-		assert.True(t, ValidName(tl.Name))
-		assert.NotEmpty(t, tl.Description)
-		assert.NotNil(t, tl.Run)
-		for _, p := range tl.Params {
-			assert.True(t, ValidName(p.Name), "%s.%s", tl.Name, p.Name)
-			assert.NotEmpty(t, p.Description, "%s.%s", tl.Name, p.Name)
-			assert.False(t, p.Required && p.HasDefault, "%s.%s", tl.Name, p.Name)
-		}
-	}
-	assert.Equal(t, []string{
-		"fs_list", "fs_read", "fs_write", "fs_delete", "fs_move", "fs_search",
-		"mail_list", "mail_read", "mail_mark", "mail_send", "mail_reply", "mail_forward", "mail_move", "mail_save_attachment",
-		"calendar_list", "calendar_create", "calendar_update", "calendar_delete",
-	}, names)
-	for g, ts := range map[string][]*Tool{"fs": FSTools(), "mail": MailTools(), "calendar": CalendarTools()} {
-		for _, tl := range ts {
-			assert.Equal(t, g, tl.Group)
-		}
-	}
-	assert.Same(t, FSTools()[0], FSTools()[0], "built once")
 }
 
 func TestSchema(t *testing.T) {
-	tl, _ := builtin("fs_list")
-	assert.Equal(t,
-		`{"type":"function","function":{"name":"fs_list","description":"List the contents of a folder in the user's files. Returns the names of the files and folders directly inside it, sorted; folder names end with \"/\".","parameters":{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the folder, like \"/reports\".","default":"/"}},"required":[],"additionalProperties":false}}}`,
-		jsonv.MustEncode(tl.Schema()))
-
-	tl, _ = builtin("mail_send")
-	params, _ := must(must(tl.Schema().Get("function")).(*jsonv.Object).Get("parameters")).(*jsonv.Object).Get("properties")
-	props := params.(*jsonv.Object)
-	assert.Equal(t, []string{"to", "subject", "body", "cc", "attachments"}, props.Keys(), "properties in Params order")
-	assert.Equal(t, `{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"description":"Recipient address, or a list of addresses."}`, jsonv.MustEncode(must(props.Get("to"))))
-	assert.Equal(t, `{"type":"array","description":"Absolute paths of files to attach; each is attached under its file name.","items":{"type":"string"},"default":[]}`, jsonv.MustEncode(must(props.Get("attachments"))))
-	req, _ := must(must(tl.Schema().Get("function")).(*jsonv.Object).Get("parameters")).(*jsonv.Object).Get("required")
-	assert.Equal(t, `["to","subject","body"]`, jsonv.MustEncode(req))
-
-	custom := &Tool{Name: "list_rooms", Description: "Rooms.", Params: []Param{
-		{Name: "site", Type: TypeString, Required: true, Enum: []jsonv.Value{"lisbon", "porto"}},
-		{Name: "min", Type: TypeInteger, Default: int64(1), HasDefault: true},
-		{Name: "tags", Type: TypeArray},
-		{Name: "filter", Type: TypeObject},
+	custom := &tools.Tool{Name: "list_rooms", Description: "Rooms.", Params: []tools.Param{
+		{Name: "site", Type: tools.TypeString, Required: true, Enum: []jsonv.Value{"lisbon", "porto"}},
+		{Name: "min", Type: tools.TypeInteger, Default: int64(1), HasDefault: true},
+		{Name: "tags", Type: tools.TypeArray},
+		{Name: "filter", Type: tools.TypeObject},
 	}}
 	assert.Equal(t,
 		`{"type":"function","function":{"name":"list_rooms","description":"Rooms.","parameters":{"type":"object","properties":{"site":{"type":"string","enum":["lisbon","porto"]},"min":{"type":"integer","default":1},"tags":{"type":"array"},"filter":{"type":"object"}},"required":["site"],"additionalProperties":false}}}`,
 		jsonv.MustEncode(custom.Schema()))
-
-	// every built-in schema encodes
-	for _, tl := range kernelTools() {
-		_, err := jsonv.Encode(tl.Schema())
-		assert.NoError(t, err, tl.Name)
-	}
 }
 
 func must(v jsonv.Value, _ ...any) jsonv.Value { return v }
 
 func TestCheckArgs(t *testing.T) {
-	tl := &Tool{Name: "t", Params: []Param{
-		{Name: "path", Type: TypeString, Required: true},
-		{Name: "limit", Type: TypeInteger, Default: int64(20), HasDefault: true},
-		{Name: "ratio", Type: TypeNumber},
-		{Name: "flag", Type: TypeBoolean, Default: false, HasDefault: true},
-		{Name: "site", Type: TypeString, Enum: []jsonv.Value{"lisbon", "porto"}},
-		{Name: "tags", Type: TypeArray, Items: TypeString},
-		{Name: "counts", Type: TypeArray, Items: TypeInteger},
-		{Name: "any", Type: TypeArray},
-		{Name: "meta", Type: TypeObject},
-		{Name: "to", Type: TypeAddresses},
-		{Name: "level", Type: TypeInteger, Enum: []jsonv.Value{int64(1), int64(2)}},
+	tl := &tools.Tool{Name: "t", Params: []tools.Param{
+		{Name: "path", Type: tools.TypeString, Required: true},
+		{Name: "limit", Type: tools.TypeInteger, Default: int64(20), HasDefault: true},
+		{Name: "ratio", Type: tools.TypeNumber},
+		{Name: "flag", Type: tools.TypeBoolean, Default: false, HasDefault: true},
+		{Name: "site", Type: tools.TypeString, Enum: []jsonv.Value{"lisbon", "porto"}},
+		{Name: "tags", Type: tools.TypeArray, Items: tools.TypeString},
+		{Name: "counts", Type: tools.TypeArray, Items: tools.TypeInteger},
+		{Name: "any", Type: tools.TypeArray},
+		{Name: "meta", Type: tools.TypeObject},
+		{Name: "to", Type: tools.TypeAddresses},
+		{Name: "level", Type: tools.TypeInteger, Enum: []jsonv.Value{int64(1), int64(2)}},
 	}}
 	check := func(in string) (string, error) {
-		out, err := tl.CheckArgs(dec(t, in))
+		out, err := tl.CheckArgs(servicetest.Object(t, in))
 		if err != nil {
 			return "", err
 		}
@@ -152,7 +98,7 @@ func TestCheckArgs(t *testing.T) {
 	// nil args is an empty object; the input is not changed and not shared
 	_, err = tl.CheckArgs(nil)
 	assert.EqualError(t, err, `missing required argument "path"`)
-	in := dec(t, `{"path":"/a","tags":["x"],"meta":{"k":1}}`)
+	in := servicetest.Object(t, `{"path":"/a","tags":["x"],"meta":{"k":1}}`)
 	out, err := tl.CheckArgs(in)
 	require.NoError(t, err)
 	must(out.Get("tags")).([]jsonv.Value)[0] = "changed"
@@ -160,7 +106,7 @@ func TestCheckArgs(t *testing.T) {
 	assert.Equal(t, `{"path":"/a","tags":["x"],"meta":{"k":1}}`, jsonv.MustEncode(in))
 
 	// defaults are copies too
-	tl2 := &Tool{Name: "t", Params: []Param{{Name: "xs", Type: TypeArray, Default: []jsonv.Value{"a"}, HasDefault: true}}}
+	tl2 := &tools.Tool{Name: "t", Params: []tools.Param{{Name: "xs", Type: tools.TypeArray, Default: []jsonv.Value{"a"}, HasDefault: true}}}
 	out, _ = tl2.CheckArgs(nil)
 	must(out.Get("xs")).([]jsonv.Value)[0] = "changed"
 	assert.Equal(t, []jsonv.Value{"a"}, tl2.Params[0].Default)

@@ -576,7 +576,8 @@ func remove(st *workspace.State, v *view, m *Message) error {
 // [...]): a conversation ("#dispatch", "@dana.berg") allows posting, replying, reacting, editing
 // and deleting in it; a message id allows reacting to it and editing it and, for a thread's first
 // message, replying in that thread; "reactions" allows reactions anywhere; "*" allows everything.
-func judge(allowed []string, a workspace.Action) string {
+func judge(keys [][]string, a workspace.Action) string {
+	allowed := keys[0]
 	ok := map[string]bool{}
 	for _, k := range allowed {
 		ok[normalKey(k)] = true

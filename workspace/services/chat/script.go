@@ -243,7 +243,7 @@ func structOf(o *jsonv.Object) starlark.Value {
 // value converts an entry of the part for scripts (ws.history): a message as ws.chat.get, a
 // channel as ws.chat.channels, the user's handle as a struct with handle; nil for another
 // service's entry.
-func value(e workspace.Entry) starlark.Value {
+func value(e any) starlark.Value {
 	switch x := e.(type) {
 	case *Message:
 		return structOf(messageJSON(x))

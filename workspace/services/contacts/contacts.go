@@ -428,7 +428,8 @@ func setupText(st *workspace.State) string {
 
 // judge says why an action of the agent on a contact is not allowed by the keys given to
 // ws.unexpected(contacts = [...]): contact ids, "new" for contacts the agent adds, "*" for any.
-func judge(allowed []string, a workspace.Action) string {
+func judge(keys [][]string, a workspace.Action) string {
+	allowed := keys[0]
 	if slices.Contains(allowed, "*") || slices.Contains(allowed, a.Key) || a.Op == "add" && slices.Contains(allowed, "new") {
 		return ""
 	}

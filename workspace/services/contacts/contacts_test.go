@@ -248,7 +248,7 @@ func TestJudge(t *testing.T) {
 	words := func(allowed ...string) []string {
 		var out []string
 		for _, a := range h {
-			if s := contacts.Service.Judge(allowed, a); s != "" {
+			if s := contacts.Service.Judge([][]string{allowed}, a); s != "" {
 				out = append(out, s)
 			}
 		}

@@ -110,7 +110,7 @@ var wsMethods = []service.Method{
 }
 
 // value is a contact as scripts see it; nil for an entry of another service.
-func value(e workspace.Entry) starlark.Value {
+func value(e any) starlark.Value {
 	c, ok := e.(*Contact)
 	if !ok {
 		return nil

@@ -1,0 +1,39 @@
+package calendar_test
+
+import (
+	"testing"
+
+	"github.com/coworkenv/coworkenv/internal/servicetest"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCalendarTools(t *testing.T) {
+	ws := workspace.New(servicetest.Start, 0)
+	assert.Equal(t, `{"id":"e1"}`, servicetest.OK(t, ws, "calendar_create", `{"title":"Standup","start":"2026-01-06T09:00:00Z","end":"2026-01-06T09:15:00Z"}`))
+	assert.Equal(t, `{"id":"e2"}`, servicetest.OK(t, ws, "calendar_create", `{"title":"Review","start":"2026-01-06T10:00:00+01:00","end":"2026-01-06T11:00:00+01:00","attendees":["a@x.example"],"location":"Tejo","description":"Q3"}`))
+	assert.Equal(t, `{"id":"e3"}`, servicetest.OK(t, ws, "calendar_create", `{"title":"Late","start":"2026-01-06T17:00:00Z","end":"2026-01-06T18:00:00Z"}`))
+
+	assert.Equal(t,
+		`[{"id":"e1","title":"Standup","start":"2026-01-06T09:00:00Z","end":"2026-01-06T09:15:00Z","attendees":[],"location":"","description":""},`+
+			`{"id":"e2","title":"Review","start":"2026-01-06T10:00:00+01:00","end":"2026-01-06T11:00:00+01:00","attendees":["a@x.example"],"location":"Tejo","description":"Q3"}]`,
+		servicetest.OK(t, ws, "calendar_list", `{"start":"2026-01-06T00:00:00Z","end":"2026-01-06T17:00:00Z"}`), "touching the end is not overlapping")
+	assert.Equal(t, `[]`, servicetest.OK(t, ws, "calendar_list", `{"start":"2026-01-07T00:00:00Z","end":"2026-01-08T00:00:00Z"}`))
+
+	assert.Equal(t,
+		`{"id":"e2","title":"Review","start":"2026-01-06T12:00:00Z","end":"2026-01-06T13:00:00Z","attendees":["b@x.example"],"location":"Tejo","description":"Q3"}`,
+		servicetest.OK(t, ws, "calendar_update", `{"id":"e2","start":"2026-01-06T12:00:00Z","end":"2026-01-06T13:00:00Z","attendees":["b@x.example"],"title":null}`))
+	assert.Equal(t, `{"ok":true}`, servicetest.OK(t, ws, "calendar_delete", `{"id":"e1"}`))
+	_, found := ws.Calendar().Get("e1")
+	assert.False(t, found)
+
+	servicetest.Fails(t, ws, "calendar_create", `{"title":"x","start":"2026-01-06T10:00:00Z","end":"2026-01-06T09:00:00Z"}`, "end 2026-01-06T09:00:00Z is not after start 2026-01-06T10:00:00Z")
+	servicetest.Fails(t, ws, "calendar_create", `{"title":"x","start":"tomorrow","end":"2026-01-06T09:00:00Z"}`, `start: invalid time "tomorrow": want RFC 3339, like 2026-01-05T09:00:00Z`)
+	servicetest.Fails(t, ws, "calendar_create", `{"title":"x","start":"2026-01-06T10:00:00Z"}`, `missing required argument "end"`)
+	servicetest.Fails(t, ws, "calendar_list", `{"start":"2026-01-06"}`, `missing required argument "end"`)
+	servicetest.Fails(t, ws, "calendar_list", `{"start":"x","end":"2026-01-06T00:00:00Z"}`, `start: invalid time "x": want RFC 3339, like 2026-01-05T09:00:00Z`)
+	servicetest.Fails(t, ws, "calendar_update", `{"id":"e9","title":"x"}`, "no event e9")
+	servicetest.Fails(t, ws, "calendar_update", `{"id":"e2","end":"2026-01-06T11:00:00Z"}`, "end 2026-01-06T11:00:00Z is not after start 2026-01-06T12:00:00Z")
+	servicetest.Fails(t, ws, "calendar_update", `{"id":"e2","attendees":"a@b"}`, `argument "attendees": got string, want array`)
+	servicetest.Fails(t, ws, "calendar_delete", `{"id":"e1"}`, "no event e1")
+}
