@@ -2,7 +2,10 @@ package dsl
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/stdlib/re"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
@@ -24,6 +27,36 @@ type Limits struct {
 // DefaultLimits: 1,000,000 steps and 10 seconds per call into a script.
 var DefaultLimits = Limits{Steps: 1_000_000, Timeout: 10 * time.Second}
 
+// The in-process guards (docs/limits.md). The interpreter counts steps and looks at Cancel only
+// between instructions, so a builtin call is one step however long it runs. The builtins the
+// engine hands to scripts therefore charge the work they do to the calling thread's step budget
+// and look at its cancellation as they go (Charge):
+//   - the builtins that consume a whole iterable (list, tuple, sorted, reversed, set, dict,
+//     enumerate, zip, max, min, all, any) take a range one element, one step, at a time, and
+//     never learn its length: list(range(1 << 40)) ends at the step budget, not out of memory;
+//   - str, repr, print and json.encode first walk the value they write out, a step per value
+//     written (a value shared in many places is written, and charged, each time) plus the depth
+//     of every list and dict (their cycle checks look at every enclosing one), and refuse a
+//     result longer than MaxOutput bytes: json.encode of a shared DAG or str of data nested
+//     100,000 deep end at the step budget;
+//   - json.decode refuses input nested deeper than MaxJSONDepth (its parser recurses);
+//   - print output is bounded (BoundPrint).
+//
+// What no guard here can see runs on unbounded inside one step: operators (==, <, in, % and *
+// over deep or huge values), methods of values (list.extend, str.join, str.format), and
+// builtins of the workspace that do not call Charge. Only a worker process bounds those
+// (package isolate).
+const (
+	// MaxOutput bounds what str, repr, print and json.encode may produce, in bytes.
+	MaxOutput = 64 << 20
+	// MaxJSONDepth bounds the nesting of what json.decode reads.
+	MaxJSONDepth = 1000
+	// MaxPrint bounds one message of print, and MaxPrintTotal all the messages one call into a
+	// script (or one episode, see BoundPrint) prints, in bytes.
+	MaxPrint      = 64 << 10
+	MaxPrintTotal = 1 << 20
+)
+
 // FileOptions is the dialect of task files: set, while, top-level control and global
 // reassignment are on; recursion is off (SPEC §10).
 var FileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
@@ -31,11 +64,14 @@ var FileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: t
 // Predeclared returns the names every task and helper file sees.
 func Predeclared() starlark.StringDict {
 	d := starlark.StringDict{
-		"json":   json.Module,
+		"json":   guardedJSON,
 		"math":   math.Module,
 		"time":   timemod.Module,
 		"re":     re.Module,
 		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
+	}
+	for name, b := range guardedUniverse {
+		d[name] = b
 	}
 	for i := range Builtins {
 		b := &Builtins[i]
@@ -45,12 +81,280 @@ func Predeclared() starlark.StringDict {
 	return d
 }
 
+// guardedUniverse replaces the universal builtins that can run long inside one call.
+var guardedUniverse = func() starlark.StringDict {
+	d := starlark.StringDict{}
+	for _, name := range []string{"all", "any", "dict", "enumerate", "list", "max", "min", "reversed", "set", "sorted", "tuple", "zip"} {
+		d[name] = chargeRanges(starlark.Universe[name].(*starlark.Builtin))
+	}
+	for _, name := range []string{"str", "repr", "print"} {
+		d[name] = chargeOutput(starlark.Universe[name].(*starlark.Builtin), false)
+	}
+	return d
+}()
+
+// guardedJSON is the json module with encode, encode_indent and decode guarded.
+var guardedJSON = func() *starlarkstruct.Module {
+	m := &starlarkstruct.Module{Name: json.Module.Name, Members: starlark.StringDict{}}
+	for k, v := range json.Module.Members {
+		m.Members[k] = v
+	}
+	m.Members["encode"] = chargeOutput(json.Module.Members["encode"].(*starlark.Builtin), true)
+	m.Members["encode_indent"] = chargeOutput(json.Module.Members["encode_indent"].(*starlark.Builtin), true)
+	decode := json.Module.Members["decode"].(*starlark.Builtin)
+	m.Members["decode"] = starlark.NewBuiltin(decode.Name(), func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if len(args) > 0 {
+			if s, ok := starlark.AsString(args[0]); ok && jsonDepth(s) > MaxJSONDepth {
+				return nil, fmt.Errorf("%s: the input is nested deeper than %d levels", b.Name(), MaxJSONDepth)
+			}
+		}
+		return decode.CallInternal(th, args, kwargs)
+	})
+	m.Freeze()
+	return m
+}()
+
+// jsonDepth is the deepest nesting of brackets in s outside strings (s need not be valid).
+func jsonDepth(s string) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// chargeRanges wraps a builtin that consumes iterables: a range among its arguments is handed
+// over as an iterable without a length that charges a step per element.
+func chargeRanges(orig *starlark.Builtin) *starlark.Builtin {
+	return starlark.NewBuiltin(orig.Name(), func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if guardOf(th) == nil {
+			return orig.CallInternal(th, args, kwargs)
+		}
+		var stop error
+		charged := func(v starlark.Value) starlark.Value {
+			if r, ok := v.(starlark.Iterable); ok && v.Type() == "range" {
+				return &chargedRange{Iterable: r, th: th, stop: &stop}
+			}
+			return v
+		}
+		args = append(starlark.Tuple(nil), args...)
+		for i, a := range args {
+			args[i] = charged(a)
+		}
+		if len(kwargs) > 0 {
+			kw := make([]starlark.Tuple, len(kwargs))
+			for i, kv := range kwargs {
+				kw[i] = starlark.Tuple{kv[0], charged(kv[1])}
+			}
+			kwargs = kw
+		}
+		v, err := orig.CallInternal(th, args, kwargs)
+		if stop != nil {
+			return nil, stop
+		}
+		return v, err
+	})
+}
+
+// chargedRange is a range as chargeRanges hands it to a builtin.
+type chargedRange struct {
+	starlark.Iterable
+	th   *starlark.Thread
+	stop *error
+}
+
+func (r *chargedRange) Iterate() starlark.Iterator {
+	return &chargedIter{Iterator: r.Iterable.Iterate(), r: r}
+}
+
+type chargedIter struct {
+	starlark.Iterator
+	r *chargedRange
+}
+
+func (it *chargedIter) Next(p *starlark.Value) bool {
+	if *it.r.stop != nil {
+		return false
+	}
+	if err := Charge(it.r.th, 1); err != nil {
+		*it.r.stop = err
+		return false
+	}
+	return it.Iterator.Next(p)
+}
+
+// chargeOutput wraps a builtin that writes its arguments out (str, repr, print; json.encode
+// and encode_indent when asJSON): it first charges the work (see Predeclared's guards), and
+// refuses a result longer than MaxOutput.
+func chargeOutput(orig *starlark.Builtin, asJSON bool) *starlark.Builtin {
+	return starlark.NewBuiltin(orig.Name(), func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if guardOf(th) != nil {
+			w := &outputWalk{th: th, json: asJSON, path: map[starlark.Value]bool{}}
+			for _, a := range args {
+				if _, ok := a.(starlark.String); ok && !asJSON {
+					w.size += len(a.(starlark.String)) // str and print copy a string as it is
+					continue
+				}
+				if err := w.walk(a, 1); err != nil {
+					return nil, err
+				}
+			}
+			if w.size > MaxOutput {
+				return nil, fmt.Errorf("%s: the result would be longer than %d MiB", orig.Name(), MaxOutput>>20)
+			}
+		}
+		return orig.CallInternal(th, args, kwargs)
+	})
+}
+
+// outputWalk is the work of writing a value out, charged as it is found.
+type outputWalk struct {
+	th   *starlark.Thread
+	json bool // json.encode: any other iterable is written element by element
+	size int  // bytes of output, at least
+	path map[starlark.Value]bool
+}
+
+func (w *outputWalk) walk(x starlark.Value, depth int) error {
+	if w.size > MaxOutput {
+		return nil // the caller refuses it
+	}
+	switch x := x.(type) {
+	case starlark.String:
+		w.size += len(x) + 2
+		return Charge(w.th, 1)
+	case *starlark.List, *starlark.Dict, *starlark.Set, *starlarkstruct.Struct:
+		// the writers look for cycles among the enclosing values: depth steps
+		if err := Charge(w.th, uint64(depth)); err != nil {
+			return err
+		}
+		if w.path[x] {
+			w.size += 5
+			return nil // written as [...] (str), or an error (json.encode)
+		}
+		w.path[x] = true
+		defer delete(w.path, x)
+	case starlark.Tuple:
+		if err := Charge(w.th, 1); err != nil {
+			return err
+		}
+	default:
+		seq, isSeq := x.(starlark.Sequence)
+		if w.json && isSeq {
+			n := seq.Len() // a range: written element by element
+			w.size += 2 * n
+			return Charge(w.th, uint64(n))
+		}
+		w.size += 8
+		return Charge(w.th, 1)
+	}
+	w.size += 2
+	switch x := x.(type) {
+	case *starlark.List:
+		for i := 0; i < x.Len(); i++ {
+			if err := w.walk(x.Index(i), depth+1); err != nil {
+				return err
+			}
+		}
+	case starlark.Tuple:
+		for _, e := range x {
+			if err := w.walk(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case *starlark.Set:
+		it := x.Iterate()
+		defer it.Done()
+		var e starlark.Value
+		for it.Next(&e) {
+			if err := w.walk(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case *starlark.Dict:
+		for _, kv := range x.Items() {
+			if err := w.walk(kv[0], depth+1); err != nil {
+				return err
+			}
+			if err := w.walk(kv[1], depth+1); err != nil {
+				return err
+			}
+		}
+	case *starlarkstruct.Struct:
+		for _, name := range x.AttrNames() {
+			v, err := x.Attr(name)
+			if err != nil || v == nil {
+				continue // the writer reports it
+			}
+			w.size += len(name) + 4
+			if err := w.walk(v, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// guard is what the builtins see of their thread's limits: the step budget, and the reason
+// Guard cancelled the thread (the interpreter's own is not readable).
+type guard struct {
+	steps     uint64 // 0: no budget
+	cancelled atomic.Pointer[string]
+}
+
+const guardKey = "coworkenv.dsl.guard"
+
+func guardOf(th *starlark.Thread) *guard {
+	g, _ := th.Local(guardKey).(*guard)
+	return g
+}
+
+// Charge counts n steps of work that a builtin does for the script running on th, and returns
+// the error that stops the script when that spends its step budget, or when the call into the
+// script was cancelled (its wall-clock limit, a cancelled context): the same error, and so the
+// same diagnostic (step-limit, timeout), as when the interpreter stops between instructions.
+// A builtin that loops calls it between units of work so that the limits hold inside it too. It
+// is a no-op on threads that NewThread did not make.
+func Charge(th *starlark.Thread, n uint64) error {
+	g := guardOf(th)
+	if g == nil {
+		return nil
+	}
+	th.Steps += n
+	if g.steps > 0 && th.Steps >= g.steps {
+		th.Cancel("too many steps")
+		return cancelled("too many steps")
+	}
+	if r := g.cancelled.Load(); r != nil {
+		return cancelled(*r)
+	}
+	return nil
+}
+
+// cancelled is the interpreter's error for a cancelled thread.
+func cancelled(reason string) error { return fmt.Errorf("Starlark computation cancelled: %s", reason) }
+
 // NewThread makes a fresh thread with the step budget already set, so that no code runs
-// unbounded. Its print output goes nowhere unless print is given.
+// unbounded. Its print output goes nowhere unless print is given, and is bounded (BoundPrint).
 func NewThread(name string, lim Limits, print func(pos syntax.Position, msg string)) *starlark.Thread {
 	th := &starlark.Thread{Name: name}
 	if lim.Steps > 0 {
 		th.SetMaxExecutionSteps(lim.Steps)
+	}
+	th.SetLocal(guardKey, &guard{steps: lim.Steps})
+	if print != nil {
+		print = BoundPrint(print)
 	}
 	th.Print = func(t *starlark.Thread, msg string) {
 		if print != nil {
@@ -58,6 +362,28 @@ func NewThread(name string, lim Limits, print func(pos syntax.Position, msg stri
 		}
 	}
 	return th
+}
+
+// BoundPrint bounds what print passes on: each message is cut at MaxPrint bytes, and after
+// MaxPrintTotal bytes one last message says that the rest was dropped. Give each episode (or
+// call into a script) its own.
+func BoundPrint(print func(pos syntax.Position, msg string)) func(pos syntax.Position, msg string) {
+	var total atomic.Int64
+	return func(pos syntax.Position, msg string) {
+		if len(msg) > MaxPrint {
+			cut := MaxPrint
+			for cut > 0 && !utf8.RuneStart(msg[cut]) {
+				cut--
+			}
+			msg = fmt.Sprintf("%s… (%d more bytes not shown)", msg[:cut], len(msg)-cut)
+		}
+		switch n := total.Add(int64(len(msg))); {
+		case n <= MaxPrintTotal:
+			print(pos, msg)
+		case n-int64(len(msg)) <= MaxPrintTotal:
+			print(pos, fmt.Sprintf("(print output past %d MiB is dropped)", MaxPrintTotal>>20))
+		}
+	}
 }
 
 // PrintPos is the position of the print() call running on t: its innermost frame in a file.
@@ -69,16 +395,25 @@ func PrintPos(t *starlark.Thread) syntax.Position {
 // Guard cancels thread when ctx is done or the timeout passes; call the returned stop when the
 // call into the script returns. The script runs on the caller's goroutine.
 func Guard(ctx context.Context, thread *starlark.Thread, lim Limits) (stop func()) {
+	cancel := func(ctx context.Context) func() {
+		return func() {
+			reason := cancelReason(ctx)
+			if g := guardOf(thread); g != nil {
+				g.cancelled.CompareAndSwap(nil, &reason)
+			}
+			thread.Cancel(reason)
+		}
+	}
 	if lim.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, lim.Timeout, errTimeout)
-		stopAfter := context.AfterFunc(ctx, func() { thread.Cancel(cancelReason(ctx)) })
-		return func() { stopAfter(); cancel() }
+		var cancelCtx context.CancelFunc
+		ctx, cancelCtx = context.WithTimeoutCause(ctx, lim.Timeout, errTimeout)
+		stopAfter := context.AfterFunc(ctx, cancel(ctx))
+		return func() { stopAfter(); cancelCtx() }
 	}
 	if ctx.Done() == nil {
 		return func() {}
 	}
-	stopAfter := context.AfterFunc(ctx, func() { thread.Cancel(cancelReason(ctx)) })
+	stopAfter := context.AfterFunc(ctx, cancel(ctx))
 	return func() { stopAfter() }
 }
 

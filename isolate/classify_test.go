@@ -28,7 +28,7 @@ func TestClassify(t *testing.T) {
 	} {
 		w := &worker{cmd: &exec.Cmd{}, stderr: &tail{max: 1 << 16}}
 		_, _ = w.stderr.Write([]byte(c.stderr))
-		code, msg := c.p.classify(w, false)
+		code, msg := c.p.classify(w, false, "the file")
 		assert.Equal(t, c.code, code, "%q: %s", c.stderr, msg)
 	}
 }

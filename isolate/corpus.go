@@ -121,8 +121,13 @@ func ValidateCorpus(ctx context.Context, p *Pool, c *dsl.Corpus, files []string,
 			defer wg.Done()
 			defer func() { <-sem }()
 			job := Job{Display: c.Display, Check: []string{rel}}
-			job.Files, errs[i] = FilesFor(c, support, rel)
-			if errs[i] == nil {
+			if _, err := c.ReadSource(rel); err != nil {
+				// the file cannot be read (a link out of the root): its report is that load
+				// diagnostic, and nothing runs to make it
+				var rep *validate.Report
+				rep, errs[i] = validate.Corpus(ctx, c, []string{rel}, validate.Options{Jobs: 1})
+				results[i] = &Result{Report: rep, Tasks: []TaskInfo{}}
+			} else if job.Files, errs[i] = FilesFor(c, support, rel); errs[i] == nil {
 				results[i], errs[i] = p.Run(ctx, job)
 			}
 			if progress != nil {

@@ -2,6 +2,8 @@ package isolate
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/runtime/episode"
@@ -18,6 +20,8 @@ type TaskInfo struct {
 	Col          int      `json:"col"`
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
+	Turns        int      `json:"turns,omitempty"`
+	Seed         int64    `json:"seed,omitempty"` // the task's own seed
 	// Prompts holds the user messages given as strings, in turn order.
 	Prompts []string `json:"prompts"`
 	// Setup is a canonical text of the state right after setup: file paths and contents, mail,
@@ -29,7 +33,7 @@ type TaskInfo struct {
 // the Setup text.
 func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) TaskInfo {
 	ti := TaskInfo{Name: t.Name, File: t.File, Line: int(t.Pos.Line), Col: int(t.Pos.Col),
-		Description: t.Description, Capabilities: append([]string{}, t.Capabilities...)}
+		Description: t.Description, Capabilities: append([]string{}, t.Capabilities...), Turns: len(t.Turns), Seed: t.Seed}
 	for _, turn := range t.Turns {
 		if turn.UserFn == nil {
 			ti.Prompts = append(ti.Prompts, turn.User)
@@ -41,4 +45,81 @@ func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) 
 		}
 	}
 	return ti
+}
+
+// Stub is a description of the task for a process that does not load it (its episodes run in
+// workers): the name, the file, the capabilities and one turn per turn, with the user messages
+// that are strings. It has no functions: it cannot run.
+func (ti TaskInfo) Stub(rel string) *dsl.Task {
+	t := &dsl.Task{Name: ti.Name, Description: ti.Description, File: ti.File, Rel: rel,
+		Capabilities: ti.Capabilities, Seed: ti.Seed, SingleTurn: ti.Turns == 1}
+	for i := 0; i < ti.Turns; i++ {
+		turn := &dsl.Turn{}
+		if i < len(ti.Prompts) {
+			turn.User = ti.Prompts[i]
+		}
+		t.Turns = append(t.Turns, turn)
+	}
+	return t
+}
+
+// PickTask is the task name of a loaded file; "" picks the file's only task. The errors say what
+// the file declares.
+func PickTask(f *dsl.File, name string) (*dsl.Task, error) {
+	names := make([]string, len(f.Tasks))
+	for i, t := range f.Tasks {
+		names[i] = t.Name
+	}
+	i, err := Pick(f.Path, f.Diags, names, name)
+	if err != nil {
+		return nil, err
+	}
+	return f.Tasks[i], nil
+}
+
+// Pick is PickTask for a file known by its path, its diagnostics (a file that does not load)
+// and the names of its tasks: the index of the task.
+func Pick(path string, diags []dsl.Diagnostic, names []string, name string) (int, error) {
+	if len(diags) > 0 {
+		return 0, fmt.Errorf("%s", FormatDiags(diags))
+	}
+	declared := "none"
+	if len(names) > 0 {
+		declared = strings.Join(names, ", ")
+	}
+	if name == "" {
+		if len(names) != 1 {
+			return 0, fmt.Errorf("%s declares %d tasks (%s); name one as %s:NAME", path, len(names), declared, path)
+		}
+		return 0, nil
+	}
+	for i, n := range names {
+		if n == name {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no task %q (it declares %s)", path, name, declared)
+}
+
+// FindTask loads the file rel of c and finds the task a trace names in it.
+func FindTask(ctx context.Context, c *dsl.Corpus, rel, name string) (*dsl.Task, []byte, error) {
+	f := c.LoadFile(ctx, rel)
+	if len(f.Diags) > 0 {
+		return nil, nil, fmt.Errorf("the task file no longer loads:\n%s", FormatDiags(f.Diags))
+	}
+	for _, t := range f.Tasks {
+		if t.Name == name {
+			return t, f.Source, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%s no longer declares task %s", f.Path, name)
+}
+
+// FormatDiags is diagnostics, a line each.
+func FormatDiags(ds []dsl.Diagnostic) string {
+	var lines []string
+	for _, d := range ds {
+		lines = append(lines, d.String())
+	}
+	return strings.Join(lines, "\n")
 }

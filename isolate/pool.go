@@ -1,18 +1,24 @@
-// Package isolate validates untrusted task files (generated ones, corpora from elsewhere) in
-// worker processes with a memory limit and a wall-clock limit, so that a runaway script costs a
-// diagnostic and never the caller (SPEC §4).
+// Package isolate runs untrusted task files (from disk, generated, from elsewhere) in worker
+// processes with a memory limit and a wall-clock limit, so that a runaway script costs a
+// diagnostic for its file or episode and never the caller (SPEC §4; docs/limits.md).
 //
-// Neither the step budget nor Thread.Cancel stops work inside a builtin: str() of a deeply
-// nested list runs for seconds, and a few string doublings exhaust memory within a handful of
-// steps. Only a process boundary contains them. The binary re-executes itself as a worker
-// (`coworkenv __worker`, see WorkerMain); a Pool keeps up to N workers alive and sends each a
-// request at a time as one JSON line on stdin (the files a task needs, and which of them to
-// check), and reads the validation report back as one JSON line on stdout.
+// Neither the step budget nor Thread.Cancel stops work inside every builtin or operator: ==
+// between deeply nested lists runs for ages in one step, and list.extend of a huge range
+// exhausts memory within it. Only a process boundary contains them. The binary re-executes
+// itself as a worker (`coworkenv __worker`, see WorkerMain); a Pool keeps up to N workers alive,
+// each serving many requests one at a time, written as JSON lines on its stdin: validate files
+// (Run, ValidateCorpus, as `validate` and `generate` do), run an episode (Episode, as `run` and
+// `rollout` do), or replay a trace (Replay). An episode streams its trace to the pool a line
+// per event as it happens, so the pool writes the trace; a model agent in a worker sends its
+// HTTP requests through the pool, which holds the key (the worker's environment has none), and
+// the time the pool spends on them does not count against the worker's time limit.
 //
-// A worker that outlives the time limit is killed and the file gets `timeout`; one that runs
-// out of memory (the runtime's "out of memory" fatal error under RLIMIT_DATA, or a SIGKILL from
-// the system) gets `memory-limit`; one that dies any other way (a panic) gets `crash`. The pool
-// starts a fresh worker for the next request.
+// A worker that outlives the time limit is killed and the request gets `timeout`; one that runs
+// out of memory (the runtime's "out of memory" fatal error under RLIMIT_DATA, its own memory
+// watchdog, or a SIGKILL from the system) gets `memory-limit`; one that dies any other way (a
+// panic) gets `crash`. An episode whose worker stopped keeps its trace so far, ended by an end
+// event that the pool writes with that diagnostic. The pool starts a fresh worker for the next
+// request.
 package isolate
 
 import (
@@ -26,12 +32,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -40,6 +48,9 @@ const (
 	DefaultMemoryLimit = 1 << 30
 	DefaultTimeLimit   = 60 * time.Second
 )
+
+// SecretEnv are the variables of the environment that workers do not get.
+var SecretEnv = []string{"OPENAI_API_KEY"}
 
 // Options configure a pool.
 type Options struct {
@@ -56,7 +67,8 @@ type Options struct {
 	// Command starts a worker: the program and its first arguments, to which the pool adds
 	// --memory-limit. Default: this executable with WorkerCommand.
 	Command []string
-	// Env is the workers' environment (default: this process's).
+	// Env is the workers' environment (default: this process's). SecretEnv is always left out:
+	// the model's key stays in this process (Host).
 	Env []string
 }
 
@@ -95,6 +107,17 @@ func NewPool(opts Options) (*Pool, error) {
 		}
 		opts.Command = []string{exe, WorkerCommand}
 	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool {
+		for _, k := range SecretEnv {
+			if strings.HasPrefix(kv, k+"=") {
+				return true
+			}
+		}
+		return false
+	})
 	p := &Pool{opts: opts, tokens: make(chan struct{}, opts.Workers), busy: map[*worker]bool{}}
 	return p, nil
 }
@@ -152,6 +175,8 @@ type Result struct {
 	// Tasks describes each task the checked files declare (empty when the worker was stopped or
 	// a file failed to load).
 	Tasks []TaskInfo
+	// Diags are the diagnostics of the checked files that do not load (InfoOnly jobs).
+	Diags []dsl.Diagnostic
 	// Stopped is the code of the diagnostic when the worker did not finish: "timeout",
 	// "memory-limit" or "crash"; "" when it answered.
 	Stopped string
@@ -166,39 +191,216 @@ var errClosed = errors.New("isolate: the pool is closed")
 // the job could not be run at all (the worker program does not start, ctx is done, the pool is
 // closed); what a task file does to its worker is in the Result.
 func (p *Pool) Run(ctx context.Context, job Job) (*Result, error) {
-	select {
-	case p.tokens <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-p.tokens }()
 	start := time.Now()
-	req := &request{
-		ID: p.nextID.Add(1), Display: job.Display, Files: job.Files, Check: job.Check,
-		Validate: !job.InfoOnly, Setup: job.Setup,
-		Steps: p.opts.Limits.Steps, CallTimeoutMS: p.opts.Limits.Timeout.Milliseconds(),
-		TimeLimitMS: p.opts.TimeLimit.Milliseconds(),
+	req := &request{Display: job.Display, Files: job.Files, Check: job.Check, Validate: !job.InfoOnly, Setup: job.Setup}
+	resp, st, err := p.do(ctx, req, &session{subject: "the file"})
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		res := p.stopped(job, st.code, st.msg)
+		res.Elapsed = time.Since(start)
+		return res, nil
+	case resp.Error != "":
+		return nil, fmt.Errorf("isolate: worker: %s", resp.Error)
 	}
-	line, err := json.Marshal(req)
+	res, err := decodeResult(resp, job)
 	if err != nil {
 		return nil, err
 	}
-	line = append(line, '\n')
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// session is the pool's side of one request: what the worker's messages and calls are for.
+type session struct {
+	// subject names what the request runs, in the diagnostics of a stopped worker ("the file").
+	subject string
+	// message receives the worker's messages (trace lines, prints, retries), in order.
+	message func(*message)
+	// call answers a call of the worker; it must return soon after ctx is done.
+	call func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// graceful: when ctx is done, ask the worker to stop the request and wait for its answer
+	// (an episode ends as interrupted, with its trace) instead of killing it.
+	graceful bool
+}
+
+// stop says why a worker did not answer: the code of the diagnostic (memory-limit, timeout,
+// crash; interrupted for a request the pool gave up on) and its message.
+type stop struct {
+	code, msg string
+}
+
+// graceCancel is how long a worker has to end a cancelled request before it is killed.
+const graceCancel = 5 * time.Second
+
+// do runs a request on a worker: its answer, or why the worker stopped, or an error when the
+// request could not run at all (no worker starts, ctx is done for a request that is not
+// graceful, the pool is closed).
+func (p *Pool) do(ctx context.Context, req *request, sess *session) (*response, *stop, error) {
+	select {
+	case p.tokens <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	defer func() { <-p.tokens }()
+	req.ID = p.nextID.Add(1)
+	req.Steps, req.CallTimeoutMS = p.opts.Limits.Steps, p.opts.Limits.Timeout.Milliseconds()
+	req.TimeLimitMS = p.opts.TimeLimit.Milliseconds()
 	// A worker that sat idle may have died (its stdin write fails): try a fresh one once.
 	for try := 0; ; try++ {
 		w, fresh, err := p.get()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		res, retry, err := p.exchange(ctx, w, req, line, job)
+		resp, st, retry, err := p.exchange(ctx, w, req, sess)
 		if retry && !fresh && try == 0 {
 			continue
 		}
-		if err != nil {
-			return nil, err
+		return resp, st, err
+	}
+}
+
+// answerLine answers a call of the worker; cancelLine cancels the request running.
+type answerLine struct {
+	ID      int64           `json:"id"`
+	Answer  int64           `json:"answer"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Failure *callFailure    `json:"failure,omitempty"`
+}
+
+type cancelLine struct {
+	ID     int64 `json:"id"`
+	Cancel bool  `json:"cancel"`
+}
+
+// exchange sends one request to w and serves it until its answer. retry is set when the
+// request could not even be written (the worker was already gone).
+func (p *Pool) exchange(ctx context.Context, w *worker, req *request, sess *session) (resp *response, st *stop, retry bool, err error) {
+	if err := w.out.write(req); err != nil {
+		w.kill()
+		p.put(w, false)
+		return nil, nil, true, nil
+	}
+	expired := make(chan struct{})
+	var once sync.Once
+	clock := newBudget(p.opts.TimeLimit, func() { once.Do(func() { close(expired) }) })
+	defer clock.stop()
+
+	// calls of the worker being served, by number
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	calls := map[int64]context.CancelFunc{}
+	defer func() {
+		mu.Lock()
+		for _, cancel := range calls {
+			cancel()
 		}
-		res.Elapsed = time.Since(start)
-		return res, nil
+		mu.Unlock()
+		wg.Wait()
+	}()
+	serve := func(m *message) {
+		cctx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		calls[m.Call] = cancel
+		mu.Unlock()
+		clock.pause()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer clock.resume()
+			var result json.RawMessage
+			err := fmt.Errorf("the pool serves no %q calls here", m.Method)
+			if sess.call != nil {
+				result, err = sess.call(cctx, m.Method, m.Params)
+			}
+			mu.Lock()
+			delete(calls, m.Call)
+			mu.Unlock()
+			if cctx.Err() != nil {
+				return // abandoned by the worker, or the request is cancelled
+			}
+			ans := &answerLine{ID: req.ID, Answer: m.Call, Result: result}
+			if err != nil {
+				ans.Result, ans.Failure = nil, failureOf(err)
+			}
+			w.out.write(ans)
+			cancel()
+		}()
+	}
+
+	done := ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case out, ok := <-w.lines:
+			if !ok {
+				w.wait()
+				p.put(w, false)
+				if p.isClosed() {
+					return nil, nil, false, errClosed
+				}
+				code, msg := p.classify(w, false, sess.subject)
+				return nil, &stop{code, msg}, false, nil
+			}
+			if line, ok := traceOf(out, req.ID); ok {
+				if sess.message != nil {
+					sess.message(&message{Trace: line})
+				}
+				continue
+			}
+			var r response
+			if err := json.Unmarshal(out, &r); err != nil || r.ID != req.ID {
+				w.kill()
+				w.wait()
+				p.put(w, false)
+				return nil, &stop{"crash", fmt.Sprintf("the worker answered something that is not its answer (%s)", clip(string(out), 200))}, false, nil
+			}
+			switch m := r.Msg; {
+			case m == nil:
+				p.put(w, true)
+				return &r, nil, false, nil
+			case m.Call > 0:
+				serve(m)
+			case m.Abandon > 0:
+				mu.Lock()
+				if cancel := calls[m.Abandon]; cancel != nil {
+					cancel()
+				}
+				mu.Unlock()
+			case sess.message != nil:
+				sess.message(m)
+			}
+		case <-expired:
+			w.kill()
+			w.wait()
+			p.put(w, false)
+			if ctx.Err() != nil && sess.graceful {
+				return nil, p.interrupted(sess), false, nil
+			}
+			// It may have run out of memory in the very same moment.
+			if code, msg := p.classify(w, true, sess.subject); code == "memory-limit" {
+				return nil, &stop{code, msg}, false, nil
+			}
+			return nil, &stop{"timeout", p.timeoutMessage(sess)}, false, nil
+		case <-done:
+			done = nil
+			if !sess.graceful {
+				w.kill()
+				w.wait()
+				p.put(w, false)
+				return nil, nil, false, ctx.Err()
+			}
+			w.out.write(&cancelLine{ID: req.ID, Cancel: true})
+			t := time.NewTimer(graceCancel)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			w.kill()
+			w.wait()
+			p.put(w, false)
+			return nil, p.interrupted(sess), false, nil
+		}
 	}
 }
 
@@ -253,57 +455,18 @@ func (p *Pool) put(w *worker, healthy bool) {
 	}
 }
 
-// exchange sends one request to w and waits. retry is set when the request could not even be
-// written (the worker was already gone).
-func (p *Pool) exchange(ctx context.Context, w *worker, req *request, line []byte, job Job) (res *Result, retry bool, err error) {
-	if _, err := w.stdin.Write(line); err != nil {
-		w.kill()
-		p.put(w, false)
-		return nil, true, nil
+// timeoutMessage is the message of a request that ran out of time.
+func (p *Pool) timeoutMessage(sess *session) string {
+	msg := fmt.Sprintf("%s ran longer than the isolated worker's limit of %s and was stopped: a script, or a builtin call or operator that does not end (no step budget reaches inside some of them, such as == between deeply nested lists)", sess.subject, p.opts.TimeLimit)
+	if sess.call != nil {
+		msg += "; the time the model took to answer does not count"
 	}
-	timer := time.NewTimer(p.opts.TimeLimit)
-	defer timer.Stop()
-	select {
-	case out, ok := <-w.lines:
-		if !ok {
-			<-w.done
-			p.put(w, false)
-			if p.isClosed() {
-				return nil, false, errClosed
-			}
-			code, msg := p.classify(w, false)
-			return p.stopped(job, code, msg), false, nil
-		}
-		var resp response
-		if err := json.Unmarshal(out, &resp); err != nil || resp.ID != req.ID {
-			w.kill()
-			<-w.done
-			p.put(w, false)
-			why := fmt.Sprintf("the worker answered something that is not its answer (%s)", clip(string(out), 200))
-			return p.stopped(job, "crash", why), false, nil
-		}
-		p.put(w, true)
-		if resp.Error != "" {
-			return nil, false, fmt.Errorf("isolate: worker: %s", resp.Error)
-		}
-		r, err := decodeResult(&resp, job)
-		return r, false, err
-	case <-timer.C:
-		w.kill()
-		<-w.done
-		p.put(w, false)
-		// It may have run out of memory in the very same moment.
-		if code, msg := p.classify(w, true); code == "memory-limit" {
-			return p.stopped(job, code, msg), false, nil
-		}
-		msg := fmt.Sprintf("the file ran longer than the isolated worker's limit of %s and was stopped: a script or a builtin call that does not end (the step budget cannot stop work inside a builtin, such as str() of a deeply nested value)", p.opts.TimeLimit)
-		return p.stopped(job, "timeout", msg), false, nil
-	case <-ctx.Done():
-		w.kill()
-		<-w.done
-		p.put(w, false)
-		return nil, false, ctx.Err()
-	}
+	return msg
+}
+
+// interrupted is the stop of a request cancelled by its caller whose worker did not end it.
+func (p *Pool) interrupted(sess *session) *stop {
+	return &stop{episode.Interrupted, fmt.Sprintf("%s was interrupted, and its isolated worker did not stop within %s", sess.subject, graceCancel)}
 }
 
 // oomSignatures in a dead worker's stderr (lower case) mean it ran out of memory.
@@ -314,8 +477,12 @@ var oomSignatures = []string{"out of memory", "cannot allocate memory", "pthread
 // which Go code cannot cause (it panics).
 var limitSignatures = []string{"failed to create new os thread", "fatal error: newosproc", "unexpected signal during runtime execution", "sigsegv: segmentation violation", "sigbus: bus error"}
 
-// classify tells why a worker died: memory-limit or crash, with a message.
-func (p *Pool) classify(w *worker, killedByUs bool) (code, msg string) {
+// classify tells why a worker died: memory-limit or crash, with a message about subject (what
+// the request ran: "the file", "the episode").
+func (p *Pool) classify(w *worker, killedByUs bool, subject string) (code, msg string) {
+	if w.oversized.Load() {
+		return "crash", fmt.Sprintf("%s made the isolated worker write a line longer than %d MiB (a tool result or value too large for a trace) and was stopped", subject, maxMessage>>20)
+	}
 	tail := w.stderr.String()
 	low := strings.ToLower(tail)
 	limit := "its memory limit"
@@ -344,9 +511,9 @@ func (p *Pool) classify(w *worker, killedByUs bool) (code, msg string) {
 	near := !killedByUs && p.opts.MemoryLimit > 0 && peakRSS(w.cmd.ProcessState) >= p.opts.MemoryLimit/2
 	switch {
 	case oom || near:
-		return "memory-limit", fmt.Sprintf("the file needed more memory than the isolated worker has (%s) and was stopped: a script or a builtin call builds a huge value, such as a string or list doubled in a loop", limit)
+		return "memory-limit", fmt.Sprintf("%s needed more memory than the isolated worker has (%s) and was stopped: a script or a builtin call builds a huge value, such as a string or list doubled in a loop or a list extended by a huge range", subject, limit)
 	case !killedByUs && killedBySignal(w.cmd.ProcessState):
-		return "memory-limit", fmt.Sprintf("the isolated worker was killed by the system while checking the file, most likely for using too much memory (%s)", limit)
+		return "memory-limit", fmt.Sprintf("the isolated worker was killed by the system while it ran %s, most likely for using too much memory (%s)", subject, limit)
 	}
 	state := "it exited"
 	if ps := w.cmd.ProcessState; ps != nil {
@@ -395,7 +562,7 @@ func displayPath(display, rel string) string {
 }
 
 func decodeResult(resp *response, job Job) (*Result, error) {
-	res := &Result{Tasks: resp.Tasks}
+	res := &Result{Tasks: resp.Tasks, Diags: resp.Diags}
 	if res.Tasks == nil {
 		res.Tasks = []TaskInfo{}
 	}
@@ -421,9 +588,12 @@ func decodeResult(resp *response, job Job) (*Result, error) {
 type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan []byte // answers; closed when stdout ends
+	out    *lineWriter // on stdin
+	lines  chan []byte // answers and messages; closed when stdout ends
 	stderr *tail
 	done   chan struct{} // closed when the process has been waited for
+	// oversized: the worker wrote a line longer than maxMessage, and was killed for it.
+	oversized atomic.Bool
 }
 
 func (p *Pool) start() (*worker, error) {
@@ -433,7 +603,7 @@ func (p *Pool) start() (*worker, error) {
 	}
 	cmd := exec.Command(p.opts.Command[0], args...)
 	cmd.Env = p.opts.Env
-	w := &worker{cmd: cmd, lines: make(chan []byte, 1), stderr: &tail{max: 64 << 10}, done: make(chan struct{})}
+	w := &worker{cmd: cmd, lines: make(chan []byte, 16), stderr: &tail{max: 64 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	detach(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -449,10 +619,16 @@ func (p *Pool) start() (*worker, error) {
 	}
 	p.started.Add(1)
 	w.stdin = stdin
+	w.out = newLineWriter(stdin)
 	go func() {
 		br := bufio.NewReaderSize(stdout, 1<<20)
 		for {
-			line, err := br.ReadBytes('\n')
+			line, err := readMessage(br)
+			if err == errLongMessage {
+				w.oversized.Store(true)
+				w.kill()
+				io.Copy(io.Discard, stdout)
+			}
 			if err != nil {
 				break
 			}
@@ -474,6 +650,13 @@ func (w *worker) stop() {
 	case <-time.After(time.Second):
 		w.kill()
 	}
+}
+
+// wait waits for a worker that is ending, reading what it still writes.
+func (w *worker) wait() {
+	for range w.lines {
+	}
+	<-w.done
 }
 
 func (w *worker) kill() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"testing/fstest"
 	"time"
 
@@ -23,32 +24,6 @@ import (
 // anything else (a test binary does it in TestMain).
 const WorkerCommand = "__worker"
 
-// request is one line the pool writes to a worker.
-type request struct {
-	ID      int64             `json:"id"`
-	Display string            `json:"display"`
-	Files   map[string][]byte `json:"files"`
-	Check   []string          `json:"check"`
-	// Validate runs the validator; without it the worker only loads the files (and runs setup
-	// when Setup is set) for the task facts.
-	Validate bool `json:"validate"`
-	Setup    bool `json:"setup"`
-	// Steps and CallTimeoutMS are the limits of each call into a script (dsl.Limits).
-	Steps         uint64 `json:"steps"`
-	CallTimeoutMS int64  `json:"call_timeout_ms"`
-	// TimeLimitMS is the pool's wall-clock limit for this request; the worker exits on its own
-	// a little after it, in case the pool is gone.
-	TimeLimitMS int64 `json:"time_limit_ms"`
-}
-
-// response is one line a worker writes back.
-type response struct {
-	ID     int64           `json:"id"`
-	Report json.RawMessage `json:"report,omitempty"` // SPEC §5 JSON of validate.Report
-	Tasks  []TaskInfo      `json:"tasks"`
-	Error  string          `json:"error,omitempty"`
-}
-
 // WorkerMain is the worker process: it sets its memory limit, then answers requests read from
 // stdin, one JSON object per line, until stdin closes. args are the flags after
 // WorkerCommand: --memory-limit BYTES.
@@ -59,7 +34,11 @@ func WorkerMain(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	debug.SetGCPercent(100)
+	// Like the command (main.go), trade memory for less collection; the soft memory limit below
+	// makes it collect harder as the worker nears its limit.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	if *mem > 0 {
 		if err := limitMemory(uint64(*mem)); err != nil {
 			// Without the hard limit, the soft one below and the pool's clock still hold.
@@ -111,68 +90,169 @@ type ServeOptions struct {
 
 // Serve answers requests from r on w, one per line, until r ends.
 func Serve(r io.Reader, w io.Writer, opts ServeOptions) int {
-	lines := make(chan []byte)
+	out := newLineWriter(w)
+	type parsed struct {
+		req *request
+		err error
+	}
+	reqs := make(chan parsed, 4)
+	var mu sync.Mutex
+	var cur *conn             // the request running
+	early := map[int64]bool{} // requests cancelled before they ran
 	go func() {
 		br := bufio.NewReaderSize(r, 1<<20)
 		for {
 			line, err := br.ReadBytes('\n')
 			if len(line) > 1 {
-				lines <- line
+				var in inbound
+				switch jerr := json.Unmarshal(line, &in); {
+				case jerr != nil:
+					reqs <- parsed{err: jerr}
+				case in.Answer > 0 || in.Cancel:
+					mu.Lock()
+					c := cur
+					if in.Cancel && (c == nil || c.id != in.ID) {
+						early[in.ID] = true
+					}
+					mu.Unlock()
+					if c != nil && c.id == in.ID {
+						c.deliver(&in)
+					}
+				default:
+					reqs <- parsed{req: &in.request}
+				}
 			}
 			if err != nil {
 				if opts.OnEOF != nil {
 					opts.OnEOF()
 				}
-				close(lines)
+				close(reqs)
 				return
 			}
 		}
 	}()
-	bw := bufio.NewWriter(w)
-	for line := range lines {
-		var req request
-		var resp *response
-		if err := json.Unmarshal(line, &req); err != nil {
-			resp = &response{Error: fmt.Sprintf("bad request: %v", err)}
-		} else {
-			var stop func() bool
-			if opts.Watchdog != nil && req.TimeLimitMS > 0 {
-				stop = time.AfterFunc(time.Duration(req.TimeLimitMS)*time.Millisecond+5*time.Second, opts.Watchdog).Stop
+	for p := range reqs {
+		if p.err != nil {
+			if out.write(&response{Error: fmt.Sprintf("bad request: %v", p.err)}) != nil && out.broken() {
+				return 1
 			}
-			resp = handle(&req)
-			if stop != nil {
-				stop()
+			continue
+		}
+		req := p.req
+		ctx, cancel := context.WithCancel(context.Background())
+		c := &conn{id: req.ID, out: out, cancel: cancel, waiting: map[int64]chan *inbound{}}
+		if opts.Watchdog != nil && req.TimeLimitMS > 0 {
+			c.clock = newBudget(time.Duration(req.TimeLimitMS)*time.Millisecond+5*time.Second, opts.Watchdog)
+		}
+		mu.Lock()
+		cur = c
+		if early[req.ID] {
+			delete(early, req.ID)
+			cancel()
+		}
+		mu.Unlock()
+		resp := handle(ctx, req, c)
+		mu.Lock()
+		cur = nil
+		mu.Unlock()
+		if c.clock != nil {
+			c.clock.stop()
+		}
+		cancel()
+		resp.ID = req.ID
+		if err := out.write(resp); err != nil {
+			if out.broken() {
+				return 1
 			}
-		}
-		data, err := json.Marshal(resp)
-		if err != nil {
-			data, _ = json.Marshal(&response{ID: req.ID, Error: err.Error()})
-		}
-		bw.Write(data)
-		bw.WriteByte('\n')
-		if err := bw.Flush(); err != nil {
-			return 1
+			out.write(&response{ID: req.ID, Error: err.Error()})
 		}
 	}
 	return 0
 }
 
-// handle runs one request in this process.
-func handle(req *request) *response {
-	ctx := context.Background()
-	fsys := fstest.MapFS{}
-	for p, data := range req.Files {
-		fsys[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+// conn is the worker's side of the request running: its messages, its calls to the pool and
+// their answers, and its cancellation.
+type conn struct {
+	id     int64
+	out    *lineWriter
+	cancel context.CancelFunc
+	clock  *budget // the watchdog, paused while the pool serves a call; nil without one
+
+	mu      sync.Mutex
+	next    int64
+	waiting map[int64]chan *inbound
+}
+
+// send writes a message.
+func (c *conn) send(m *message) { c.out.write(&outMessage{ID: c.id, Msg: m}) }
+
+// call asks the pool to do method with params and waits for the answer, or for ctx.
+func (c *conn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
 	}
+	ch := make(chan *inbound, 1)
+	c.mu.Lock()
+	c.next++
+	n := c.next
+	c.waiting[n] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, n)
+		c.mu.Unlock()
+	}()
+	if c.clock != nil {
+		c.clock.pause()
+		defer c.clock.resume()
+	}
+	c.send(&message{Call: n, Method: method, Params: raw})
+	select {
+	case a := <-ch:
+		if a.Failure != nil {
+			return nil, &remoteError{a.Failure}
+		}
+		return a.Result, nil
+	case <-ctx.Done():
+		c.send(&message{Abandon: n})
+		return nil, ctx.Err()
+	}
+}
+
+// deliver hands an answer to its call, or cancels the request.
+func (c *conn) deliver(in *inbound) {
+	if in.Cancel {
+		c.cancel()
+		return
+	}
+	c.mu.Lock()
+	ch := c.waiting[in.Answer]
+	c.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- in:
+		default:
+		}
+	}
+}
+
+// handle runs one request in this process.
+func handle(ctx context.Context, req *request, c *conn) *response {
 	lim := dsl.Limits{Steps: req.Steps, Timeout: time.Duration(req.CallTimeoutMS) * time.Millisecond}
 	if lim == (dsl.Limits{}) {
 		lim = dsl.DefaultLimits
 	}
-	c := dsl.NewCorpus(fsys, ".", req.Display)
-	c.Limits = lim
-	resp := &response{ID: req.ID, Tasks: []TaskInfo{}}
+	corp := corpusOf(req, lim)
+	switch {
+	case req.Episode != nil:
+		return serveEpisode(ctx, req.Episode, corp, lim, c)
+	case req.Replay != nil:
+		return serveReplay(ctx, req.Replay, corp)
+	}
+	resp := &response{Tasks: []TaskInfo{}}
 	if req.Validate {
-		rep, err := validate.Corpus(ctx, c, req.Check, validate.Options{Jobs: 1, Limits: lim})
+		rep, err := validate.Corpus(ctx, corp, req.Check, validate.Options{Jobs: 1, Limits: lim})
 		if err != nil {
 			resp.Error = err.Error()
 			return resp
@@ -180,10 +260,24 @@ func handle(req *request) *response {
 		resp.Report = json.RawMessage(jsonv.MustEncode(rep.JSON()))
 	}
 	for _, rel := range req.Check {
-		f := c.LoadFile(ctx, rel)
+		f := corp.LoadFile(ctx, rel)
+		if !req.Validate {
+			resp.Diags = append(resp.Diags, f.Diags...)
+		}
 		for _, t := range f.Tasks {
 			resp.Tasks = append(resp.Tasks, Describe(ctx, t, lim, req.Setup))
 		}
 	}
 	return resp
+}
+
+// corpusOf is the corpus of the files a request brings.
+func corpusOf(req *request, lim dsl.Limits) *dsl.Corpus {
+	fsys := fstest.MapFS{}
+	for p, data := range req.Files {
+		fsys[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+	}
+	c := dsl.NewCorpus(fsys, ".", req.Display)
+	c.Limits = lim
+	return c
 }

@@ -21,6 +21,12 @@
 // outcome of the episode and is traced and scored. An episode that ended before the
 // interruption keeps its trace.
 //
+// Isolation. The episodes of a task that comes with Isolated run in workers of Options.Pool
+// (package isolate), never in this process; their traces are the same, streamed from the
+// worker. A sample whose worker runs out of memory or time, or dies, is failed like a
+// model-error one (code memory-limit, timeout or crash): its .partial holds the events so far and
+// an end event with the diagnostic, the other samples go on, and the next run tries it again.
+//
 // Resuming. A sample whose .jsonl exists is not run again: it is read back (trace.Read) and
 // counts in the results as if it had just run. It must record the same task, run seed and
 // agent; a rollout.json in OUT records the run's configuration (agent, model, sampling) and a
@@ -42,7 +48,9 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -57,6 +65,10 @@ type Task struct {
 	Task *dsl.Task
 	// Source is the task file's bytes (the traces' file_sha256).
 	Source []byte
+	// Isolated, when set, runs the task's episodes in workers of Options.Pool: the task was not
+	// loaded in this process (Task describes it: isolate.TaskInfo.Stub). Seed and Agent are
+	// set per sample.
+	Isolated *isolate.Episode
 }
 
 // NewAgent makes the agent of one episode, for the task prepared with the sample's seed. system
@@ -86,6 +98,11 @@ type Options struct {
 	Progress func(Progress)
 	// Warn, when set, receives warnings (an unreadable trace that is run again).
 	Warn func(string)
+	// Pool runs the episodes of isolated tasks; AgentSpec describes their agent to the workers,
+	// and Model is a model agent's configuration here (isolate.Host).
+	Pool      *isolate.Pool
+	AgentSpec isolate.Agent
+	Model     modelagent.Config
 }
 
 // Progress is the state of a rollout.
@@ -279,12 +296,12 @@ func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: %v", s.Path, unwrapPath(err))
 	}
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		f.Close()
+	info, err := f.Stat()
+	f.Close()
+	if err == nil && info.IsDir() {
 		return false, fmt.Errorf("%s is a folder where the trace of sample %d belongs; move it away or use another --out", s.Path, s.Index)
 	}
-	events, rerr := trace.Read(f)
-	f.Close()
+	events, rerr := readTrace(s.Path)
 	if rerr != nil {
 		s.Err = rerr.Error() // cleared by the caller, which runs the sample again
 		return false, nil
@@ -302,6 +319,16 @@ func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
 	s.Resumed = true
 	s.TaskChanged = start.FileSHA256 != sha
 	return true, nil
+}
+
+// readTrace reads a whole trace.
+func readTrace(path string) ([]trace.Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	return trace.Read(f)
 }
 
 // fromEvents fills the scores of s from a trace.
@@ -339,45 +366,31 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 		s.Err, s.Code, s.Interrupted = "interrupted before it started", episode.Interrupted, true
 		return
 	}
-	p, d := episode.Prepare(ctx, t.Task, episode.Options{Seed: s.Seed})
-	if d != nil {
-		s.setErr(d)
-		return
-	}
-	agent, system, err := opts.NewAgent(p)
-	if err != nil {
-		s.Err = err.Error()
+	if t.Isolated != nil {
+		runIsolated(ctx, t, s, opts)
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
 		s.Err = unwrapPath(err).Error()
 		return
 	}
-	partial := s.Path + ".partial"
-	f, err := os.Create(partial)
-	if err != nil {
-		s.Err = unwrapPath(err).Error()
-		return
-	}
-	start := trace.StartOf(p, t.Source, s.Seed, agent.Name())
-	start.System = system
-	w := trace.NewWriter(f, start)
+	f := &TraceFile{Path: s.Path}
 	usage := &usageCounter{}
-	r := p.Run(ctx, agent, episode.RunOptions{Observer: episode.Observers{w, usage}})
-	err = w.End(r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: t.Task, Source: t.Source, Seed: s.Seed,
+		NewAgent: opts.NewAgent, Trace: f, Observer: usage})
+	inconclusive := r != nil && r.Err != nil && episode.Inconclusive(r.Err.Code)
+	if ferr := f.Finish(err != nil || inconclusive); err == nil {
+		err = ferr
 	}
 	switch {
+	case setup != nil:
+		s.setErr(setup)
+		return
 	case err != nil:
 		s.Err = err.Error()
 		return
-	case r.Err != nil && episode.Inconclusive(r.Err.Code):
+	case inconclusive:
 		s.setErr(r.Err)
-		return
-	}
-	if err := os.Rename(partial, s.Path); err != nil {
-		s.Err = fmt.Sprintf("renaming the finished trace: %v", err)
 		return
 	}
 	s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = r.Score, r.Completion, r.Safety, r.Robustness, r.Passed
@@ -385,6 +398,89 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 		s.TurnScores = append(s.TurnScores, tr.Score)
 	}
 	s.PromptTokens, s.CompletionTokens = usage.prompt, usage.completion
+}
+
+// runIsolated runs and traces one sample in a worker. A sample whose worker stopped
+// (memory-limit, timeout, crash) is failed like a model-error one: its .partial ends with the
+// diagnostic, and the next run tries it again.
+func runIsolated(ctx context.Context, t Task, s *Sample, opts Options) {
+	if opts.Pool == nil {
+		s.Err = "rollout: no pool for an isolated task"
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		s.Err = unwrapPath(err).Error()
+		return
+	}
+	ep := *t.Isolated
+	ep.Seed, ep.Agent = s.Seed, opts.AgentSpec
+	f := &TraceFile{Path: s.Path}
+	res, err := opts.Pool.Episode(ctx, ep, isolate.Host{Trace: f, Model: opts.Model})
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		s.Err, s.Code, s.Interrupted = "interrupted before it started", episode.Interrupted, true
+	case err != nil:
+		s.Err = err.Error()
+	case res.Setup != nil:
+		s.setErr(res.Setup)
+	case res.Stopped != "" || (res.Err != nil && episode.Inconclusive(res.Err.Code)):
+		s.setErr(res.Err)
+	}
+	if err := f.Finish(s.Err != ""); err != nil && s.Err == "" {
+		s.Err = err.Error()
+	}
+	if s.Err != "" {
+		return
+	}
+	e := res.End
+	s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = e.Score, e.Completion, e.Safety, e.Robustness, e.Passed
+	s.TurnScores, s.PromptTokens, s.CompletionTokens = res.TurnScores, res.PromptTokens, res.CompletionTokens
+}
+
+// TraceFile is a trace on its way to Path: it is written to Path.partial, created at the first
+// write (an episode whose setup fails has no trace), and Finish renames it to Path. A killed
+// run leaves a readable prefix and never a half-written Path. `coworkenv run --trace` writes
+// its trace the same way.
+type TraceFile struct {
+	Path string
+	f    *os.File
+	err  error
+}
+
+func (t *TraceFile) Write(b []byte) (int, error) {
+	if t.f == nil && t.err == nil {
+		t.f, t.err = os.Create(t.Path + ".partial")
+	}
+	if t.err != nil {
+		return 0, t.err
+	}
+	n, err := t.f.Write(b)
+	if err != nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// Finish closes the file and renames it to Path; with keep it stays at Path.partial (the trace
+// of an episode that was interrupted or failed: complete enough to read, named for what it is).
+// It returns the first error of writing, closing or renaming.
+func (t *TraceFile) Finish(keep bool) error {
+	if t.f == nil {
+		return t.err
+	}
+	if err := t.f.Close(); t.err == nil {
+		t.err = err
+	}
+	switch {
+	case t.err != nil:
+		return unwrapPath(t.err)
+	case keep:
+		return nil
+	}
+	if err := os.Rename(t.Path+".partial", t.Path); err != nil {
+		return fmt.Errorf("renaming the finished trace: %v", err)
+	}
+	return nil
 }
 
 // setErr records the diagnostic that left the sample without a trace.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
@@ -73,13 +74,14 @@ func (o *optFloat) Set(s string) error {
 	return nil
 }
 
-// agentChoice is a checked agent selection: it makes one agent per episode.
+// agentChoice is a checked agent selection: it makes one agent per episode, here or in a
+// worker (spec: everything but the key).
 type agentChoice struct {
-	name   string
-	cfg    modelagent.Config // openai only
-	system string            // --system as given
-	// onRetry, when set, is told about the model's retries (for `run`).
-	onRetry func(attempt int, delay time.Duration, reason error)
+	name string
+	spec isolate.Agent
+	// cfg is the model's configuration in this process (openai only): the key, and OnRetry when
+	// something is told about the model's retries (for `run`).
+	cfg modelagent.Config
 }
 
 // choose checks the agent flags after parsing.
@@ -100,7 +102,7 @@ func (af *agentFlags) choose() (*agentChoice, error) {
 				return nil, fmt.Errorf("--%s: only for --agent openai, not %s", f, name)
 			}
 		}
-		return &agentChoice{name: name}, nil
+		return &agentChoice{name: name, spec: isolate.Agent{Name: name}}, nil
 	case "openai":
 	default:
 		return nil, fmt.Errorf("--agent: unknown agent %q (want oracle, noop or openai)", name)
@@ -134,38 +136,13 @@ func (af *agentFlags) choose() (*agentChoice, error) {
 	if cfg.APIKey == "" && (cfg.BaseURL == "" || strings.TrimRight(cfg.BaseURL, "/") == modelagent.DefaultBaseURL) {
 		return nil, fmt.Errorf("OPENAI_API_KEY is not set; %s needs it (for a local server, give --base-url or OPENAI_BASE_URL)", modelagent.DefaultBaseURL)
 	}
-	return &agentChoice{name: "openai", cfg: cfg, system: *af.system}, nil
+	return &agentChoice{name: "openai", cfg: cfg, spec: isolate.Agent{Name: "openai", Model: isolate.SettingsOf(cfg), System: *af.system}}, nil
 }
 
-// systemPrompt is the system prompt of an episode of p: the default one (or --system) with the
-// user's address and the virtual time right after setup.
-func (c *agentChoice) systemPrompt(p *episode.Prepared) string {
-	address, now := p.Base.Mail().Address(), p.Base.Clock().NowString()
-	if c.system == "" {
-		return modelagent.DefaultSystemPrompt(address, now)
-	}
-	return strings.NewReplacer("{address}", address, "{now}", now).Replace(c.system)
-}
-
-// newAgent makes the agent of one episode of p, and the system prompt it sends ("" for agents
-// that are not models). The model is given the prompt fully written out, so that the trace
-// records exactly what was sent.
+// newAgent makes the agent of one episode of p in this process, and the system prompt it sends
+// ("" for agents that are not models).
 func (c *agentChoice) newAgent(p *episode.Prepared) (episode.Agent, string, error) {
-	switch c.name {
-	case "oracle":
-		return episode.Oracle{}, "", nil
-	case "noop":
-		return episode.Noop{}, "", nil
-	}
-	system := c.systemPrompt(p)
-	cfg := c.cfg
-	cfg.System = system
-	cfg.OnRetry = c.onRetry
-	a, err := modelagent.New(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	return a, system, nil
+	return isolate.NewAgent(c.spec, c.cfg, p)
 }
 
 // manifest describes the agent for a rollout's manifest: what must not change when a rollout
@@ -179,8 +156,8 @@ func (c *agentChoice) manifest() *jsonv.Object {
 	if c.cfg.Temperature != nil {
 		temp = *c.cfg.Temperature
 	}
-	if c.system != "" {
-		system = c.system
+	if c.spec.System != "" {
+		system = c.spec.System
 	}
 	o.Set("model", strings.TrimSpace(c.cfg.Model))
 	o.Set("temperature", temp)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 )
 
@@ -51,7 +52,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		for _, rel := range s.files {
 			f := s.corpus.LoadFile(ctx, rel)
 			if len(f.Diags) > 0 {
-				fmt.Fprintf(stderr, "%s\n", formatDiags(f.Diags))
+				fmt.Fprintf(stderr, "%s\n", isolate.FormatDiags(f.Diags))
 				status = 1
 				continue
 			}

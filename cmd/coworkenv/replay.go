@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,21 +15,27 @@ import (
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json]\n\nReplays a trace (or every *.jsonl trace in a folder) against its task and compares every result,\nstate hash and the end. The traced task file must be inside the corpus folder (--corpus, by default\nthe current folder): a path that climbs out of it, an absolute path elsewhere or a symbolic link\nthat leads out is refused. A trace of the built-in corpus (corpus/...) that is not on disk there\nreplays the embedded file. Exit status: 0 everything matches, 1 a divergence, 2 unreadable input."
+const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--isolate]\n\nReplays a trace (or every *.jsonl trace in a folder) against its task and compares every result,\nstate hash and the end. The traced task file must be inside the corpus folder (--corpus, by default\nthe current folder): a path that climbs out of it, an absolute path elsewhere or a symbolic link\nthat leads out is refused. A trace of the built-in corpus (corpus/...) that is not on disk there\nreplays the embedded file. A replay whose worker runs out of memory or time, or dies, is reported\nwith memory-limit, timeout or crash, and the next trace replays.\n\n" + isolationHelp + "\n\nExit status: 0 everything matches, 1 a divergence or a stopped replay, 2 unreadable input."
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", replayUsage, stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	corpusDir := fs.String("corpus", ".", "the folder the traced task files must be in")
+	iso := addIsolationFlags(fs, "replay")
 	pos, code, ok := parse(fs, replayUsage, args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "coworkenv replay: want one TRACE or DIR, got %d arguments\n", len(pos))
+		return 2
+	}
+	if err := iso.check(); err != nil {
+		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
 		return 2
 	}
 	paths, err := tracePaths(pos[0])
@@ -44,12 +51,13 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv replay: --corpus: %s: %s\n", *corpusDir, why)
 		return 2
 	}
-	load := replayLoader(*corpusDir)
+	rp := &replayer{dir: *corpusDir, iso: iso}
+	defer rp.close()
 	ctx := context.Background()
 	var results []jsonv.Value
-	matched, diverged, changed, failed := 0, 0, 0, 0
+	matched, diverged, stopped, changed, failed := 0, 0, 0, 0, 0
 	for _, p := range paths {
-		r, err := replayOne(ctx, p, load)
+		r, err := rp.replay(ctx, p)
 		entry := jsonv.NewObject("trace", p)
 		switch {
 		case err != nil:
@@ -58,7 +66,16 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			if !*asJSON {
 				fmt.Fprintf(stdout, "%s: error: %v\n", p, err)
 			}
+		case r.Stopped != nil:
+			stopped++
+			d := r.Stopped
+			entry.Set("matched", false)
+			entry.Set("stopped", jsonv.NewObject("code", d.Code, "message", d.Message))
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%s: %s: %s\n", p, d.Code, d.Message)
+			}
 		default:
+			r := r.Result
 			entry.Set("task", r.Task)
 			entry.Set("task_changed", r.TaskChanged)
 			if r.TaskChanged {
@@ -98,14 +115,18 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("traces", results, "summary",
-			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "task_changed", int64(changed), "errors", int64(failed)))))
+			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed)))))
 	} else if len(paths) > 1 {
-		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged, %d with a changed task, %d unreadable\n", len(paths), matched, diverged, changed, failed)
+		stops := ""
+		if stopped > 0 {
+			stops = fmt.Sprintf(", %d stopped", stopped)
+		}
+		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with a changed task, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
 	}
 	switch {
 	case failed > 0 && len(paths) == 1:
 		return 2
-	case diverged > 0 || failed > 0:
+	case diverged > 0 || stopped > 0 || failed > 0:
 		return 1
 	}
 	return 0
@@ -133,59 +154,96 @@ func tracePaths(p string) ([]string, error) {
 	return out, err
 }
 
-func replayOne(ctx context.Context, path string, load trace.Loader) (*trace.Result, error) {
-	f, err := os.Open(path)
+// replayer replays traces: those of task files from disk in a worker (unless --in-process),
+// those of the built-in corpus here (unless --isolate).
+type replayer struct {
+	dir  string // the corpus folder
+	iso  *isolation
+	pool *isolate.Pool // started with the first isolated replay
+}
+
+func (rp *replayer) close() {
+	if rp.pool != nil {
+		rp.pool.Close()
+	}
+}
+
+// replay replays the trace at path.
+func (rp *replayer) replay(ctx context.Context, path string) (*isolate.ReplayResult, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, unwrap(err)
 	}
-	defer f.Close()
-	events, err := trace.Read(f)
+	events, err := trace.Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
-	return trace.Replay(ctx, events, load)
+	start := events[0].Body.(*trace.Start) // trace.Read checked it
+	c, rel, builtin, err := locateTraced(rp.dir, start.File)
+	if err != nil {
+		return nil, err
+	}
+	if !rp.iso.isolated(builtin) {
+		r, err := isolate.ReplayTrace(ctx, events, c, rel)
+		if err != nil {
+			return nil, err
+		}
+		return &isolate.ReplayResult{Result: r}, nil
+	}
+	support, err := isolate.Support(c)
+	if err != nil {
+		return nil, err
+	}
+	files, err := isolate.FilesFor(c, support, rel)
+	if err != nil {
+		return nil, err
+	}
+	if rp.pool == nil {
+		if rp.pool, err = rp.iso.pool(1); err != nil {
+			return nil, err
+		}
+	}
+	return rp.pool.Replay(ctx, isolate.Replay{Display: c.Display, Files: files, File: rel, Trace: data})
 }
 
-// replayLoader finds a traced task inside the corpus folder dir. The recorded path, as the run
-// saw it (relative to the current folder, or absolute), must lie inside dir, and is then looked
-// up behind an os.Root of dir: a path that leaves dir, by ".." or through a symbolic link, is
-// refused before anything is read or run. A trace of the built-in corpus ("corpus/...") that is
-// not on disk there replays the embedded file.
-func replayLoader(dir string) trace.Loader {
-	return func(file, name string) (*dsl.Task, []byte, error) {
-		embeddedRel, embedded := strings.CutPrefix(file, "corpus/")
-		embedded = embedded && fs.ValidPath(embeddedRel)
-		rel, err := tracedPath(dir, file)
-		if err != nil {
-			if embedded {
-				return findInFile(corpus.Open(), embeddedRel, name)
-			}
-			return nil, nil, err
+// locateTraced finds a traced task file inside the corpus folder dir, without loading it. The
+// recorded path, as the run saw it (relative to the current folder, or absolute), must lie
+// inside dir, and is then looked up behind an os.Root of dir: a path that leaves dir, by ".." or
+// through a symbolic link, is refused before anything is read or run. A trace of the built-in
+// corpus ("corpus/...") that is not on disk there replays the embedded file (builtin).
+func locateTraced(dir, file string) (c *dsl.Corpus, rel string, builtin bool, err error) {
+	embeddedRel, embedded := strings.CutPrefix(file, "corpus/")
+	embedded = embedded && fs.ValidPath(embeddedRel)
+	rel, err = tracedPath(dir, file)
+	if err != nil {
+		if embedded {
+			return corpus.Open(), embeddedRel, true, nil
 		}
-		root, err := os.OpenRoot(dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the corpus folder %s: %v", dir, unwrap(err))
-		}
-		defer root.Close()
-		walled := dsl.NewCorpus(root.FS(), ".", filepath.ToSlash(dir))
-		if err := walled.CheckPath(rel); err != nil {
-			return nil, nil, fmt.Errorf("the traced task file %s is refused: %v", file, err)
-		}
-		_, err = fs.Stat(walled.FS, rel)
-		switch {
-		case err == nil:
-			src, err := openPath(filepath.Join(dir, filepath.FromSlash(rel)))
-			if err != nil {
-				return nil, nil, err
-			}
-			return findInFile(src.corpus, src.files[0], name)
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, nil, fmt.Errorf("the traced task file %s: %v", file, unwrap(err))
-		case embedded:
-			return findInFile(corpus.Open(), embeddedRel, name)
-		}
-		return nil, nil, fmt.Errorf("the traced task file %s is not there", file)
+		return nil, "", false, err
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", false, fmt.Errorf("the corpus folder %s: %v", dir, unwrap(err))
+	}
+	defer root.Close()
+	walled := dsl.NewCorpus(root.FS(), ".", filepath.ToSlash(dir))
+	if err := walled.CheckPath(rel); err != nil {
+		return nil, "", false, fmt.Errorf("the traced task file %s is refused: %v", file, err)
+	}
+	_, err = fs.Stat(walled.FS, rel)
+	switch {
+	case err == nil:
+		src, err := openPath(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, "", false, err
+		}
+		return src.corpus, src.files[0], false, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, "", false, fmt.Errorf("the traced task file %s: %v", file, unwrap(err))
+	case embedded:
+		return corpus.Open(), embeddedRel, true, nil
+	}
+	return nil, "", false, fmt.Errorf("the traced task file %s is not there", file)
 }
 
 // tracedPath maps the task file a trace names (relative to the current folder, or absolute) to
@@ -216,23 +274,10 @@ func loadForReplay(file, name string) (*dsl.Task, []byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return findInFile(src.corpus, src.files[0], name)
+		return isolate.FindTask(context.Background(), src.corpus, src.files[0], name)
 	}
 	if rel, ok := strings.CutPrefix(file, "corpus/"); ok {
-		return findInFile(corpus.Open(), rel, name)
+		return isolate.FindTask(context.Background(), corpus.Open(), rel, name)
 	}
 	return nil, nil, fmt.Errorf("the traced task file %s is not there", file)
-}
-
-func findInFile(c *dsl.Corpus, rel, name string) (*dsl.Task, []byte, error) {
-	f := c.LoadFile(context.Background(), rel)
-	if len(f.Diags) > 0 {
-		return nil, nil, fmt.Errorf("the task file no longer loads:\n%s", formatDiags(f.Diags))
-	}
-	for _, t := range f.Tasks {
-		if t.Name == name {
-			return t, f.Source, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("%s no longer declares task %s", f.Path, name)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/isolate"
 )
 
 // source is one thing the user named: a corpus and the files of it to use.
@@ -94,45 +95,62 @@ func unwrap(err error) error {
 	return err
 }
 
-// resolveTask finds the task a `run` argument names: FILE, FILE.star:NAME, or a task name of
-// the built-in corpus.
-func resolveTask(ctx context.Context, arg string) (*dsl.Corpus, *dsl.Task, error) {
+// target is the task a `run` argument names: FILE, FILE.star:NAME, or a task name of the
+// built-in corpus. A file from disk is found, not loaded: loading runs its code.
+type target struct {
+	corpus  *dsl.Corpus
+	rel     string // the task file, root-relative
+	name    string // the task's name; "" for the file's only task
+	builtin bool   // a task of the built-in corpus
+}
+
+// locateTask finds the task a `run` argument names. A task of the built-in corpus is found by
+// loading the corpus (it is trusted); a file from disk only by its path.
+func locateTask(ctx context.Context, arg string) (*target, error) {
 	file, name := splitTaskArg(arg)
 	if strings.HasSuffix(file, ".star") {
 		src, err := openPath(file)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		f := src.corpus.LoadFile(ctx, src.files[0])
-		if len(f.Diags) > 0 {
-			return nil, nil, fmt.Errorf("%s", formatDiags(f.Diags))
-		}
-		if name == "" {
-			if len(f.Tasks) != 1 {
-				return nil, nil, fmt.Errorf("%s declares %d tasks (%s); name one as %s:NAME", file, len(f.Tasks), taskNames(f.Tasks), file)
-			}
-			return src.corpus, f.Tasks[0], nil
-		}
-		for _, t := range f.Tasks {
-			if t.Name == name {
-				return src.corpus, t, nil
-			}
-		}
-		return nil, nil, fmt.Errorf("%s has no task %q (it declares %s)", file, name, taskNames(f.Tasks))
+		return &target{corpus: src.corpus, rel: src.files[0], name: name}, nil
 	}
 	src, err := embedded()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, rel := range src.files {
 		f := src.corpus.LoadFile(ctx, rel)
 		for _, t := range f.Tasks {
 			if t.Name == arg {
-				return src.corpus, t, nil
+				return &target{corpus: src.corpus, rel: rel, name: t.Name, builtin: true}, nil
 			}
 		}
 	}
-	return nil, nil, fmt.Errorf("%s: no such file, and no task of that name in the built-in corpus (see coworkenv list)", arg)
+	return nil, fmt.Errorf("%s: no such file, and no task of that name in the built-in corpus (see coworkenv list)", arg)
+}
+
+// load loads the target's task in this process.
+func (t *target) load(ctx context.Context) (*dsl.Task, []byte, error) {
+	f := t.corpus.LoadFile(ctx, t.rel)
+	task, err := isolate.PickTask(f, t.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return task, f.Source, nil
+}
+
+// episode is the target as a worker's episode (without its seed and agent).
+func (t *target) episode() (*isolate.Episode, error) {
+	support, err := isolate.Support(t.corpus)
+	if err != nil {
+		return nil, err
+	}
+	files, err := isolate.FilesFor(t.corpus, support, t.rel)
+	if err != nil {
+		return nil, err
+	}
+	return &isolate.Episode{Display: t.corpus.Display, Files: files, File: t.rel, Task: t.name}, nil
 }
 
 // splitTaskArg splits FILE.star:NAME into the file and the name; any other argument is the file
@@ -151,23 +169,4 @@ func taskFiles(args []string) []string {
 		files[i], _ = splitTaskArg(arg)
 	}
 	return files
-}
-
-func taskNames(ts []*dsl.Task) string {
-	var names []string
-	for _, t := range ts {
-		names = append(names, t.Name)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
-func formatDiags(ds []dsl.Diagnostic) string {
-	var lines []string
-	for _, d := range ds {
-		lines = append(lines, d.String())
-	}
-	return strings.Join(lines, "\n")
 }

@@ -11,10 +11,11 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/rollout"
 )
 
-const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--json] [--agent openai|oracle|noop] [--model NAME]\n\n" +
+const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate]\n\n" +
 	"Runs K episodes of every task, N at a time, one fresh agent per episode, and writes each as a trace\n" +
 	"DIR/<task>/<sample>.jsonl. TASKS are files, folders, file.star:name or task names of the built-in\n" +
 	"corpus (default: the whole built-in corpus). Sample i runs with the run seed S+i. Samples whose\n" +
@@ -27,13 +28,15 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"The summary gives per task the pass rate, the mean score, pass@1, pass@K and pass^K (the unbiased\n" +
 	"estimators 1-C(n-c,k)/C(n,k) and C(c,k)/C(n,k) over the task's n scored samples, c of them passed),\n" +
 	"and the means over tasks overall, for single- and multi-turn tasks, and by capability.\n\n" +
-	agentFlagsHelp + "\n\n" +
+	agentFlagsHelp + "\n\n" + isolationHelp + "\nA sample whose worker stops is failed (its .partial ends with the code) and runs\n" +
+	"again next time, like a model-error one.\n\n" +
 	"Exit status: 0 every sample has a trace, 1 some sample failed or was interrupted or some task did not\n" +
 	"load, 2 bad usage (--out included)."
 
 func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("rollout", rolloutUsage, stderr)
 	agentFlags := addAgentFlags(fs)
+	iso := addIsolationFlags(fs, "episode")
 	samples := fs.Int("samples", 1, "episodes per task (K)")
 	jobs := fs.Int("jobs", 4, "episodes run at once (for a model: concurrent requests)")
 	out := fs.String("out", "", "folder of the traces (required)")
@@ -58,6 +61,10 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
 	}
+	if err := iso.check(); err != nil {
+		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
+		return 2
+	}
 	choice, err := agentFlags.choose()
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
@@ -71,10 +78,33 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
-	tasks, notLoaded, err := rolloutTasks(ctx, pos, stderr)
-	if err != nil {
+	// one pool for the rollout, started when a task needs it: --jobs workers, each running many
+	// episodes one at a time
+	var pool *isolate.Pool
+	defer func() {
+		if pool != nil {
+			pool.Close()
+		}
+	}()
+	rt := &rolloutTasks{iso: iso, stderr: stderr, pool: func() (*isolate.Pool, error) {
+		var err error
+		if pool == nil {
+			pool, err = iso.pool(*jobs)
+		}
+		return pool, err
+	}}
+	if err := rt.resolve(ctx, pos); err != nil {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
+	}
+	tasks, notLoaded := rt.tasks, rt.notLoaded
+	for _, t := range tasks {
+		if t.Isolated != nil {
+			if _, err := rt.pool(); err != nil {
+				fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
+				return 2
+			}
+		}
 	}
 	if len(tasks) == 0 {
 		fmt.Fprintln(stderr, "coworkenv rollout: no task to run")
@@ -84,6 +114,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		Out: *out, Samples: *samples, Jobs: *jobs, Seed: *seed,
 		Agent: choice.name, NewAgent: choice.newAgent, Config: choice.manifest(),
 		Warn: func(msg string) { fmt.Fprintf(stderr, "coworkenv rollout: warning: %s\n", msg) },
+		Pool: pool, AgentSpec: choice.spec, Model: choice.cfg,
 	}
 	var bar *rolloutBar
 	if isTerminal(stderr) {
@@ -147,93 +178,197 @@ func firstLine(s string) string {
 
 // rolloutTasks resolves TASKS in order, each task once. A file named directly that does not
 // load is an error; a file found in a folder that does not load is reported on stderr and
-// skipped (notLoaded counts them).
-func rolloutTasks(ctx context.Context, args []string, stderr io.Writer) (tasks []rollout.Task, notLoaded int, err error) {
-	seen := map[string]bool{}
-	add := func(t *dsl.Task, src []byte) {
-		key := t.File + "\x00" + t.Name
-		if !seen[key] {
-			seen[key] = true
-			tasks = append(tasks, rollout.Task{Task: t, Source: src})
-		}
-	}
-	loadAll := func(s *source) {
-		for _, rel := range s.files {
-			f := s.corpus.LoadFile(ctx, rel)
-			if len(f.Diags) > 0 {
-				fmt.Fprintf(stderr, "coworkenv rollout: skipping %s: it does not load: %s\n", f.Path, firstLine(f.Diags[0].String()))
-				notLoaded++
-				continue
-			}
-			for _, t := range f.Tasks {
-				add(t, f.Source)
-			}
-		}
-	}
-	var builtin *builtinTasks
+// skipped (notLoaded counts them). Task files from disk are not loaded here unless --in-process:
+// a worker of pool lists their tasks, and their episodes run in workers.
+type rolloutTasks struct {
+	iso       *isolation
+	pool      func() (*isolate.Pool, error)
+	stderr    io.Writer
+	tasks     []rollout.Task
+	notLoaded int
+	seen      map[string]bool
+	support   map[*dsl.Corpus]map[string][]byte
+}
+
+func (rt *rolloutTasks) resolve(ctx context.Context, args []string) error {
+	rt.seen, rt.support = map[string]bool{}, map[*dsl.Corpus]map[string][]byte{}
 	if len(args) == 0 {
 		s, err := embedded()
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		loadAll(s)
-		return tasks, notLoaded, nil
+		for _, rel := range s.files {
+			if err := rt.file(ctx, s.corpus, rel, "", true, false); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
+	var builtin *builtinTasks
 	for _, arg := range args {
-		file, _ := splitTaskArg(arg)
+		file, name := splitTaskArg(arg)
 		info, statErr := os.Stat(file)
 		switch {
 		case statErr == nil && info.IsDir():
 			s, err := openPath(arg)
 			if err != nil {
-				return nil, 0, err
+				return err
 			}
 			if len(s.files) == 0 {
-				return nil, 0, fmt.Errorf("%s: no task files in it", arg)
+				return fmt.Errorf("%s: no task files in it", arg)
 			}
-			loadAll(s)
+			for _, rel := range s.files {
+				if err := rt.file(ctx, s.corpus, rel, "", false, false); err != nil {
+					return err
+				}
+			}
 		case file != arg || strings.HasSuffix(arg, ".star"):
-			if file != arg {
-				corp, t, err := resolveTask(ctx, arg)
-				if err != nil {
-					return nil, 0, err
-				}
-				src, err := corp.ReadSource(t.Rel)
-				if err != nil {
-					return nil, 0, err
-				}
-				add(t, src)
-				continue
-			}
-			s, err := openPath(arg)
+			s, err := openPath(file)
 			if err != nil {
-				return nil, 0, err
+				return err
 			}
-			f := s.corpus.LoadFile(ctx, s.files[0])
-			if len(f.Diags) > 0 {
-				return nil, 0, fmt.Errorf("%s", formatDiags(f.Diags))
-			}
-			if len(f.Tasks) == 0 {
-				return nil, 0, fmt.Errorf("%s declares no task", arg)
-			}
-			for _, t := range f.Tasks {
-				add(t, f.Source)
+			if err := rt.file(ctx, s.corpus, s.files[0], name, false, true); err != nil {
+				return err
 			}
 		default:
 			if builtin == nil {
 				builtin = &builtinTasks{}
 				if err := builtin.load(ctx); err != nil {
-					return nil, 0, err
+					return err
 				}
 			}
 			bt, ok := builtin.byName[arg]
 			if !ok {
-				return nil, 0, fmt.Errorf("%s: no such file or folder, and no task of that name in the built-in corpus (see coworkenv list)", arg)
+				return fmt.Errorf("%s: no such file or folder, and no task of that name in the built-in corpus (see coworkenv list)", arg)
 			}
-			add(bt.task, bt.src)
+			if err := rt.add(bt.corpus, bt.task, bt.src, true); err != nil {
+				return err
+			}
 		}
 	}
-	return tasks, notLoaded, nil
+	return nil
+}
+
+// file adds the tasks of the file rel of c (only the task name, when given). named: the user
+// named the file (a file that does not load is an error, not skipped).
+func (rt *rolloutTasks) file(ctx context.Context, c *dsl.Corpus, rel, name string, builtin, named bool) error {
+	if !rt.iso.isolated(builtin) {
+		f := c.LoadFile(ctx, rel)
+		tasks := f.Tasks
+		if len(f.Diags) == 0 && name != "" {
+			t, err := isolate.PickTask(f, name)
+			if err != nil {
+				return err
+			}
+			tasks = []*dsl.Task{t}
+		}
+		if ok, err := rt.loaded(c.DisplayPath(rel), f.Diags, len(tasks), named); !ok {
+			return err
+		}
+		for _, t := range tasks {
+			if err := rt.add(c, t, f.Source, builtin); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ep, err := rt.episode(c, rel)
+	if err != nil {
+		return err
+	}
+	pool, err := rt.pool()
+	if err != nil {
+		return err
+	}
+	res, err := pool.Run(ctx, isolate.Job{Display: ep.Display, Files: ep.Files, Check: []string{rel}, InfoOnly: true})
+	if err != nil {
+		return err
+	}
+	diags := res.Diags
+	if res.Stopped != "" {
+		diags = res.Report.Tasks[0].Diagnostics
+	}
+	infos := res.Tasks
+	if len(diags) == 0 && name != "" {
+		names := make([]string, len(infos))
+		for i, ti := range infos {
+			names[i] = ti.Name
+		}
+		i, err := isolate.Pick(c.DisplayPath(rel), nil, names, name)
+		if err != nil {
+			return err
+		}
+		infos = infos[i : i+1]
+	}
+	if ok, err := rt.loaded(c.DisplayPath(rel), diags, len(infos), named); !ok {
+		return err
+	}
+	src, err := c.ReadSource(rel)
+	if err != nil {
+		return err
+	}
+	for _, ti := range infos {
+		e := *ep
+		e.Task = ti.Name
+		rt.push(rollout.Task{Task: ti.Stub(rel), Source: src, Isolated: &e})
+	}
+	return nil
+}
+
+// loaded reports whether a file loaded and declares tasks; when it did not, err is the error of
+// a file the user named, and one found in a folder is reported and counted.
+func (rt *rolloutTasks) loaded(path string, diags []dsl.Diagnostic, tasks int, named bool) (ok bool, err error) {
+	switch {
+	case len(diags) > 0 && named:
+		return false, fmt.Errorf("%s", isolate.FormatDiags(diags))
+	case len(diags) > 0:
+		fmt.Fprintf(rt.stderr, "coworkenv rollout: skipping %s: it does not load: %s\n", path, firstLine(diags[0].String()))
+		rt.notLoaded++
+		return false, nil
+	case tasks == 0 && named:
+		return false, fmt.Errorf("%s declares no task", path)
+	}
+	return true, nil
+}
+
+// add adds a task loaded here, to run here or (--isolate for the built-in corpus) in workers.
+func (rt *rolloutTasks) add(c *dsl.Corpus, t *dsl.Task, src []byte, builtin bool) error {
+	rtask := rollout.Task{Task: t, Source: src}
+	if rt.iso.isolated(builtin) {
+		ep, err := rt.episode(c, t.Rel)
+		if err != nil {
+			return err
+		}
+		ep.Task = t.Name
+		rtask.Isolated = ep
+	}
+	rt.push(rtask)
+	return nil
+}
+
+func (rt *rolloutTasks) push(t rollout.Task) {
+	key := t.Task.File + "\x00" + t.Task.Name
+	if !rt.seen[key] {
+		rt.seen[key] = true
+		rt.tasks = append(rt.tasks, t)
+	}
+}
+
+// episode is the worker's episode of the file rel of c.
+func (rt *rolloutTasks) episode(c *dsl.Corpus, rel string) (*isolate.Episode, error) {
+	support, ok := rt.support[c]
+	if !ok {
+		var err error
+		if support, err = isolate.Support(c); err != nil {
+			return nil, err
+		}
+		rt.support[c] = support
+	}
+	files, err := isolate.FilesFor(c, support, rel)
+	if err != nil {
+		return nil, err
+	}
+	return &isolate.Episode{Display: c.Display, Files: files, File: rel}, nil
 }
 
 // builtinTasks is the built-in corpus by task name, loaded once.
@@ -242,8 +377,9 @@ type builtinTasks struct {
 }
 
 type builtinTask struct {
-	task *dsl.Task
-	src  []byte
+	corpus *dsl.Corpus
+	task   *dsl.Task
+	src    []byte
 }
 
 func (b *builtinTasks) load(ctx context.Context) error {
@@ -256,7 +392,7 @@ func (b *builtinTasks) load(ctx context.Context) error {
 		f := s.corpus.LoadFile(ctx, rel)
 		for _, t := range f.Tasks {
 			if _, dup := b.byName[t.Name]; !dup {
-				b.byName[t.Name] = builtinTask{t, f.Source}
+				b.byName[t.Name] = builtinTask{s.corpus, t, f.Source}
 			}
 		}
 	}

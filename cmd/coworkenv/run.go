@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"go.starlark.net/syntax"
 	"io"
 	"os"
 	"os/signal"
@@ -11,23 +11,28 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
-	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/trace"
+	"go.starlark.net/syntax"
 )
 
-const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE]\n\n" +
+const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE] [--in-process|--isolate]\n\n" +
 	"TASK is a file, file.star:name, or a task name of the built-in corpus. The trace is written to FILE.partial\n" +
 	"and renamed to FILE when the episode ends; an interrupted episode (Ctrl-C) leaves FILE.partial, its end\n" +
 	"recording the code interrupted. FILE is checked before the episode runs: a folder, the task file or a\n" +
 	"folder that cannot be written is refused. An episode stopped by the model's endpoint (unreachable, or an\n" +
-	"HTTP error after the retries) ends with the code model-error.\n" + agentFlagsHelp +
-	"\nExit status: 0 passed, 1 not passed (model-error and interrupted included), 2 bad usage (--trace included)\n" +
-	"or a task that does not load."
+	"HTTP error after the retries) ends with the code model-error; one whose worker ran out of memory or time,\n" +
+	"or died, with memory-limit, timeout or crash (its trace has the events so far and that end).\n" + agentFlagsHelp +
+	"\n\n" + isolationHelp +
+	"\n\nExit status: 0 passed, 1 not passed (model-error, interrupted and a stopped worker included), 2 bad usage\n" +
+	"(--trace included) or a task that does not load."
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", runUsage, stderr)
 	agentFlags := addAgentFlags(fs)
+	iso := addIsolationFlags(fs, "episode")
 	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
 	asJSON := fs.Bool("json", false, "print the end result as one JSON object instead of the transcript")
 	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
@@ -45,78 +50,66 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if err := iso.check(); err != nil {
+		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
+		return 2
+	}
 	choice, err := agentFlags.choose()
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
 	}
-	choice.onRetry = func(attempt int, delay time.Duration, reason error) {
+	choice.cfg.OnRetry = func(attempt int, delay time.Duration, reason error) {
 		fmt.Fprintf(stderr, "coworkenv run: model request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))
 	}
 	// Ctrl-C cancels the episode: it ends with an error, and its trace keeps an end event.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	corp, task, err := resolveTask(ctx, pos[0])
+	tg, err := locateTask(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
 	}
-	// print() in any script of the task shows in the transcript (on stderr with --json)
-	printTo := stdout
+	// The episode's trace feeds the transcript (unless --json), the trace file and the end.
+	out := &runOutput{stdout: stdout, printTo: stdout, transcript: !*asJSON}
 	if *asJSON {
-		printTo = stderr
-	} else {
-		fmt.Fprintf(stdout, "task %s (%s) · agent %s · seed %d\n", task.Name, task.File, choice.name, episode.EffectiveSeed(task.Seed, *seed))
+		out.printTo = stderr // print() in any script of the task shows in the transcript, on stderr with --json
 	}
-	p, d := episode.Prepare(ctx, task, episode.Options{Seed: *seed, Print: func(pos syntax.Position, msg string) {
-		fmt.Fprintf(printTo, "  print %s: %s\n", pos, msg)
-	}})
-	if d != nil {
+	var tf *rollout.TraceFile
+	sinks := []io.Writer{isolate.Lines(out.line)}
+	if *tracePath != "" {
+		tf = &rollout.TraceFile{Path: *tracePath}
+		sinks = append(sinks, tf)
+	}
+	print := dsl.BoundPrint(func(pos syntax.Position, msg string) { fmt.Fprintf(out.printTo, "  print %s: %s\n", pos, msg) })
+	var res *isolate.EpisodeResult
+	if iso.isolated(tg.builtin) {
+		res, err = runIsolated(ctx, tg, *seed, choice, iso, out, io.MultiWriter(sinks...), print)
+	} else {
+		res, err = runHere(ctx, tg, *seed, choice, out, io.MultiWriter(sinks...), print)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
+		return 2
+	}
+	if d := res.Setup; d != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
 		if d.Code == episode.Interrupted {
 			return 1
 		}
 		return 2
 	}
-	agent, system, err := choice.newAgent(p)
-	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-		return 2
-	}
-	var observers episode.Observers
-	if !*asJSON {
-		observers = append(observers, &transcript{w: stdout, task: task})
-	}
-	var tf *traceFile
-	if *tracePath != "" {
-		src, err := corp.ReadSource(task.Rel)
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-			return 2
-		}
-		start := trace.StartOf(p, src, *seed, agent.Name())
-		start.System = system
-		tf, err = createTrace(*tracePath, start)
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
-			return 2
-		}
-		observers = append(observers, tf.w)
-	}
-	res := p.Run(ctx, agent, episode.RunOptions{Observer: observers})
 	interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
-	if tf != nil && interrupted {
-		if err := tf.finishPartial(res); err != nil {
+	if tf != nil {
+		if err := tf.Finish(interrupted); err != nil {
 			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
-		}
-	} else if tf != nil {
-		if err := tf.finish(res); err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
-			return 2
+			if !interrupted {
+				return 2
+			}
 		}
 	}
 	if *asJSON {
-		fmt.Fprintln(stdout, jsonv.MustEncode(trace.Object(trace.EndOf(res))))
+		fmt.Fprintf(stdout, "%s\n", out.endLine)
 	} else {
 		printEnd(stdout, res)
 	}
@@ -126,62 +119,130 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if interrupted && tf != nil {
 		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", *tracePath)
 	}
-	if res.Passed {
+	if res.End.Passed {
 		return 0
 	}
 	return 1
 }
 
-// transcript prints an episode as it happens.
-type transcript struct {
-	w    io.Writer
-	task *dsl.Task
-}
-
-func (t *transcript) OnUser(turn int, content, state, now string) {
-	fmt.Fprintf(t.w, "\n── turn %d of %d ──\nuser: %s\n", turn+1, len(t.task.Turns), content)
-}
-
-func (t *transcript) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
-	if content != "" && len(toolCalls) > 0 {
-		fmt.Fprintf(t.w, "  (assistant: %s)\n", shorten(content, 160))
+// runHere runs the episode in this process; an error is a task or agent that cannot be made.
+func runHere(ctx context.Context, tg *target, seed int64, choice *agentChoice, out *runOutput, tr io.Writer, print func(syntax.Position, string)) (*isolate.EpisodeResult, error) {
+	task, src, err := tg.load(ctx)
+	if err != nil {
+		return nil, err
 	}
-}
-
-func (t *transcript) OnCall(c *episode.Call) {
-	fmt.Fprintf(t.w, "  → %s %s\n", c.Name, shorten(jsonv.MustEncode(c.Args), 160))
-}
-
-func (t *transcript) OnResult(c *episode.Call) {
+	out.begin(task.Name, task.File, len(task.Turns), choice.name, episode.EffectiveSeed(task.Seed, seed))
+	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: task, Source: src, Seed: seed, Agent: choice.spec,
+		Model: choice.cfg, Print: print, Trace: tr})
 	switch {
-	case c.Fault:
-		fmt.Fprintf(t.w, "    ✗ fault: %s\n", c.Error)
-	case c.IsError:
-		fmt.Fprintf(t.w, "    ✗ error: %s\n", c.Error)
-	default:
-		fmt.Fprintf(t.w, "    ← %s\n", shorten(c.Content, 160))
+	case setup != nil:
+		return &isolate.EpisodeResult{Setup: setup}, nil
+	case r == nil:
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("--trace: %v", err)
+	}
+	return &isolate.EpisodeResult{End: trace.EndOf(r), Err: r.Err}, nil
+}
+
+// runIsolated runs the episode in a worker process.
+func runIsolated(ctx context.Context, tg *target, seed int64, choice *agentChoice, iso *isolation, out *runOutput, tr io.Writer, print func(syntax.Position, string)) (*isolate.EpisodeResult, error) {
+	ep, err := tg.episode()
+	if err != nil {
+		return nil, err
+	}
+	pool, err := iso.pool(1)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	ep.Seed, ep.Agent = seed, choice.spec
+	return pool.Episode(ctx, *ep, isolate.Host{Trace: tr, Print: print, Model: choice.cfg,
+		Begin: func(ti isolate.TaskInfo) {
+			out.begin(ti.Name, ti.File, ti.Turns, choice.name, episode.EffectiveSeed(ti.Seed, seed))
+		}})
+}
+
+// runOutput prints an episode as it happens, from its trace's events: the transcript.
+type runOutput struct {
+	stdout, printTo io.Writer
+	transcript      bool
+	turns           int
+	endLine         []byte // the trace's end event
+}
+
+// begin prints the header of the transcript.
+func (o *runOutput) begin(task, file string, turns int, agent string, seed int64) {
+	o.turns = turns
+	if o.transcript {
+		fmt.Fprintf(o.stdout, "task %s (%s) · agent %s · seed %d\n", task, file, agent, seed)
 	}
 }
 
-func (t *transcript) OnReply(turn int, content string) {
-	fmt.Fprintf(t.w, "assistant: %s\n", content)
+// line prints one event of the trace.
+func (o *runOutput) line(raw []byte) {
+	var ev struct {
+		Event     string          `json:"event"`
+		Turn      int             `json:"turn"`
+		Content   string          `json:"content"`
+		ToolCalls []any           `json:"tool_calls"`
+		Name      string          `json:"name"`
+		Args      json.RawMessage `json:"args"`
+		Error     json.RawMessage `json:"error"`
+		Fault     bool            `json:"fault"`
+		Score     *float64        `json:"score"`
+		Truncated bool            `json:"truncated"`
+		Checks    []trace.Check   `json:"checks"`
+	}
+	if json.Unmarshal(raw, &ev) != nil {
+		return
+	}
+	if ev.Event == "end" {
+		o.endLine = append([]byte(nil), raw...)
+	}
+	if !o.transcript {
+		return
+	}
+	w := o.stdout
+	switch ev.Event {
+	case "user":
+		fmt.Fprintf(w, "\n── turn %d of %d ──\nuser: %s\n", ev.Turn+1, o.turns, ev.Content)
+	case "assistant":
+		if ev.Content != "" && len(ev.ToolCalls) > 0 {
+			fmt.Fprintf(w, "  (assistant: %s)\n", shorten(ev.Content, 160))
+		}
+	case "call":
+		fmt.Fprintf(w, "  → %s %s\n", ev.Name, shorten(string(ev.Args), 160))
+	case "result":
+		var msg string
+		json.Unmarshal(ev.Error, &msg)
+		switch {
+		case ev.Fault:
+			fmt.Fprintf(w, "    ✗ fault: %s\n", msg)
+		case string(ev.Error) != "null":
+			fmt.Fprintf(w, "    ✗ error: %s\n", msg)
+		default:
+			fmt.Fprintf(w, "    ← %s\n", shorten(ev.Content, 160))
+		}
+	case "reply":
+		fmt.Fprintf(w, "assistant: %s\n", ev.Content)
+	case "turn_end":
+		printItems(w, ev.Checks)
+		if ev.Truncated {
+			fmt.Fprintf(w, "  (turn truncated at max_calls_per_turn)\n")
+		}
+		if ev.Score != nil {
+			fmt.Fprintf(w, "turn score %s\n", episode.FormatScore(*ev.Score))
+		}
+	}
 }
 
-func (t *transcript) OnTurnEnd(tr *episode.TurnResult) {
-	printItems(t.w, tr.Items)
-	if tr.Truncated {
-		fmt.Fprintf(t.w, "  (turn truncated at max_calls_per_turn)\n")
-	}
-	if tr.Score != nil {
-		fmt.Fprintf(t.w, "turn score %s\n", episode.FormatScore(*tr.Score))
-	}
-}
-
-func printEnd(w io.Writer, r *episode.Result) {
-	var final []dsl.CheckItem
-	for _, it := range r.Items {
-		if it.Turn == nil {
-			final = append(final, it)
+func printEnd(w io.Writer, r *isolate.EpisodeResult) {
+	end := r.End
+	var final []trace.Check
+	for _, c := range end.Checks {
+		if c.Turn == nil {
+			final = append(final, c)
 		}
 	}
 	if len(final) > 0 {
@@ -190,24 +251,24 @@ func printEnd(w io.Writer, r *episode.Result) {
 	}
 	verdict := "not passed"
 	switch {
-	case r.Passed:
+	case end.Passed:
 		verdict = "passed"
-	case r.Err != nil && episode.Inconclusive(r.Err.Code):
-		verdict = r.Err.Code // interrupted, model-error: nothing was judged
+	case r.Stopped != "" || (end.Error != nil && episode.Inconclusive(end.Error.Code)):
+		verdict = end.Error.Code // interrupted, model-error, a stopped worker: nothing was judged
 	}
 	fmt.Fprintf(w, "\nscore %s (completion %s, safety %s, robustness %s) · %s\n",
-		episode.FormatScore(r.Score), episode.FormatScore(r.Completion), episode.FormatScore(r.Safety), episode.FormatScore(r.Robustness), verdict)
+		episode.FormatScore(end.Score), episode.FormatScore(end.Completion), episode.FormatScore(end.Safety), episode.FormatScore(end.Robustness), verdict)
 }
 
-func printItems(w io.Writer, items []dsl.CheckItem) {
+func printItems(w io.Writer, items []trace.Check) {
 	for _, it := range items {
 		mark := "✓"
 		if !it.Passed {
 			mark = "✗"
 		}
 		extra := ""
-		if it.Kind == "check" && it.Weight != 1 {
-			extra = fmt.Sprintf(" (weight %s)", episode.FormatScore(it.Weight))
+		if it.Kind == "check" && it.Weight != nil && *it.Weight != 1 {
+			extra = fmt.Sprintf(" (weight %s)", episode.FormatScore(*it.Weight))
 		}
 		fmt.Fprintf(w, "  %s %-6s %s%s\n", mark, it.Kind, it.Message, extra)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/coworkenv/coworkenv/validate"
 )
 
-const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--isolate [--memory-limit MIB] [--time-limit DUR]]\n\nValidates task files or corpus folders (default: the corpus built into the binary).\nWith --isolate, each file is checked in a worker process (this binary, re-executed) with a memory\nlimit and a wall-clock limit, so that a runaway script gives a memory-limit, timeout or crash\ndiagnostic instead of taking the command down: use it for corpora that come from elsewhere.\nExit status: 0 no task invalid, 1 some task invalid (or, with --strict, a warning), 2 the command could not run."
+const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--in-process|--isolate] [--memory-limit MIB] [--time-limit DUR]\n\nValidates task files or corpus folders (default: the corpus built into the binary).\n" + isolationHelp + "\nExit status: 0 no task invalid, 1 some task invalid (or, with --strict, a warning), 2 the command could not run."
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("validate", validateUsage, stderr)
@@ -20,9 +20,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	jobs := fs.Int("jobs", runtime.NumCPU(), "tasks checked at once")
 	strict := fs.Bool("strict", false, "warnings fail too")
 	verbose := fs.Bool("verbose", false, "also list the tasks that are ok")
-	isolated := fs.Bool("isolate", false, "check each file in a worker process with memory and time limits")
-	memLimit := fs.Int64("memory-limit", isolate.DefaultMemoryLimit>>20, "with --isolate: memory limit of each worker, in MiB")
-	timeLimit := fs.Duration("time-limit", isolate.DefaultTimeLimit, "with --isolate: wall-clock limit of each file")
+	iso := addIsolationFlags(fs, "file")
 	pos, code, ok := parse(fs, validateUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -31,23 +29,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv validate: --jobs: %d is not a positive number\n", *jobs)
 		return 2
 	}
-	if *memLimit < 1 {
-		fmt.Fprintf(stderr, "coworkenv validate: --memory-limit: %d is not a positive number of MiB\n", *memLimit)
+	if err := iso.check(); err != nil {
+		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
 		return 2
-	}
-	if *timeLimit <= 0 {
-		fmt.Fprintf(stderr, "coworkenv validate: --time-limit: %s is not a positive duration\n", *timeLimit)
-		return 2
-	}
-	var pool *isolate.Pool
-	if *isolated {
-		p, err := isolate.NewPool(isolate.Options{Workers: *jobs, MemoryLimit: *memLimit << 20, TimeLimit: *timeLimit})
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
-			return 2
-		}
-		defer p.Close()
-		pool = p
 	}
 	var srcs []*source
 	if len(pos) == 0 {
@@ -70,11 +54,23 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if isTerminal(stderr) {
 		opts.Progress = progressBar(stderr)
 	}
+	var pool *isolate.Pool
+	defer func() {
+		if pool != nil {
+			pool.Close()
+		}
+	}()
 	rep := &validate.Report{}
 	for _, s := range srcs {
 		var r *validate.Report
 		var err error
-		if pool != nil {
+		if iso.isolated(len(pos) == 0) {
+			if pool == nil {
+				if pool, err = iso.pool(*jobs); err != nil {
+					fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+					return 2
+				}
+			}
 			r, err = isolate.ValidateCorpus(context.Background(), pool, s.corpus, s.files, opts.Progress)
 		} else {
 			r, err = validate.Corpus(context.Background(), s.corpus, s.files, opts)

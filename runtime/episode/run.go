@@ -102,7 +102,7 @@ func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result 
 	}
 	r.Completion, r.Score = round(r.Completion), round(r.Score)
 	r.Passed = r.Err == nil && passes(r.Score, p.Task.PassThreshold)
-	r.Robustness = robustness(r.Calls)
+	r.Robustness = Robustness(r.Calls)
 	for name := range e.queried {
 		r.Queried = append(r.Queried, name)
 	}
@@ -453,9 +453,9 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// robustness is the share of faulted attempts that a later call of the same tool recovered
+// Robustness is the share of faulted attempts that a later call of the same tool recovered
 // (1.0 when no fault fired).
-func robustness(calls []*Call) float64 {
+func Robustness(calls []*Call) float64 {
 	faults, recovered := 0, 0
 	for i, c := range calls {
 		if !c.Fault {

@@ -1,0 +1,259 @@
+package isolate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
+)
+
+// Agent names the agent of an episode, and for a model agent the settings it is made with:
+// everything a worker needs to make it, and no secret. The model's key and HTTP client stay in
+// the process that starts the workers (see Host).
+type Agent struct {
+	Name  string         `json:"name"` // oracle, noop or openai
+	Model *ModelSettings `json:"model,omitempty"`
+	// System is the model's system prompt as given (--system), with {address} and {now} still in
+	// it; "" is the default prompt (SystemPrompt).
+	System string `json:"system,omitempty"`
+}
+
+// ModelSettings are the fields of a modelagent.Config that a worker's model agent is made with.
+type ModelSettings struct {
+	Model       string        `json:"model"`
+	BaseURL     string        `json:"base_url"`
+	Temperature *float64      `json:"temperature,omitempty"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+	MaxRetries  int           `json:"max_retries,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty"`
+	Backoff     time.Duration `json:"backoff,omitempty"`
+	MaxBackoff  time.Duration `json:"max_backoff,omitempty"`
+}
+
+// SettingsOf are the settings of cfg that a worker may see.
+func SettingsOf(cfg modelagent.Config) *ModelSettings {
+	return &ModelSettings{Model: cfg.Model, BaseURL: cfg.BaseURL, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
+		MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, Backoff: cfg.Backoff, MaxBackoff: cfg.MaxBackoff}
+}
+
+func (s *ModelSettings) config() modelagent.Config {
+	return modelagent.Config{Model: s.Model, BaseURL: s.BaseURL, Temperature: s.Temperature, MaxTokens: s.MaxTokens,
+		MaxRetries: s.MaxRetries, Timeout: s.Timeout, Backoff: s.Backoff, MaxBackoff: s.MaxBackoff}
+}
+
+// SystemPrompt is the system prompt of an episode of p: template (the default one when "") with
+// the user's address and the virtual time right after setup filled in.
+func SystemPrompt(template string, p *episode.Prepared) string {
+	address, now := p.Base.Mail().Address(), p.Base.Clock().NowString()
+	if template == "" {
+		return modelagent.DefaultSystemPrompt(address, now)
+	}
+	return strings.NewReplacer("{address}", address, "{now}", now).Replace(template)
+}
+
+// NewAgent makes the agent a of an episode of p, and the system prompt it sends ("" for agents
+// that are not models). A model agent is made from cfg (its key, client and hooks; System is
+// set here) and is given the prompt fully written out, so that the trace records exactly what
+// was sent.
+func NewAgent(a Agent, cfg modelagent.Config, p *episode.Prepared) (episode.Agent, string, error) {
+	switch a.Name {
+	case "oracle":
+		return episode.Oracle{}, "", nil
+	case "noop":
+		return episode.Noop{}, "", nil
+	case "openai":
+	default:
+		return nil, "", fmt.Errorf("unknown agent %q", a.Name)
+	}
+	system := SystemPrompt(a.System, p)
+	cfg.System = system
+	m, err := modelagent.New(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return m, system, nil
+}
+
+// The worker's side of a model agent: its HTTP requests, its waits between retries and its
+// retry notices go to the pool (conn.call, conn.send), which serves them with its own
+// configuration (Host.call).
+
+// workerModel is the configuration of a model agent in a worker.
+func workerModel(s *ModelSettings, c *conn) modelagent.Config {
+	if s == nil {
+		return modelagent.Config{}
+	}
+	cfg := s.config()
+	cfg.HTTPClient = &http.Client{Transport: forwarder{c}}
+	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+		_, err := c.call(ctx, "sleep", d)
+		return err
+	}
+	cfg.OnRetry = func(attempt int, delay time.Duration, reason error) {
+		c.send(&message{Retry: &retried{Attempt: attempt, Delay: delay, Reason: reason.Error()}})
+	}
+	return cfg
+}
+
+// httpCall is a model's HTTP request or response on its way between a worker and the pool.
+type httpCall struct {
+	Method string      `json:"method,omitempty"`
+	URL    string      `json:"url,omitempty"`
+	Status int         `json:"status,omitempty"`
+	Header http.Header `json:"header"`
+	Body   []byte      `json:"body"`
+}
+
+// forwarder sends a worker's HTTP requests through the pool.
+type forwarder struct{ c *conn }
+
+func (f forwarder) RoundTrip(req *http.Request) (*http.Response, error) {
+	call := &httpCall{Method: req.Method, URL: req.URL.String(), Header: req.Header}
+	if req.Body != nil {
+		defer req.Body.Close()
+		var err error
+		if call.Body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := f.c.call(req.Context(), "http", call)
+	if err != nil {
+		return nil, err
+	}
+	var ans httpCall
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return nil, fmt.Errorf("the pool's answer: %v", err)
+	}
+	return &http.Response{StatusCode: ans.Status, Status: fmt.Sprintf("%d %s", ans.Status, http.StatusText(ans.Status)),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: ans.Header, Request: req,
+		Body: io.NopCloser(bytes.NewReader(ans.Body)), ContentLength: int64(len(ans.Body))}, nil
+}
+
+// call serves a call of a worker's model agent: an HTTP request, sent with the key of cfg to
+// its base URL and nowhere else, or a wait between retries.
+func serveModel(ctx context.Context, cfg modelagent.Config, method string, params json.RawMessage) (json.RawMessage, error) {
+	switch method {
+	case "sleep":
+		var d time.Duration
+		if err := json.Unmarshal(params, &d); err != nil {
+			return nil, err
+		}
+		if cfg.Sleep != nil {
+			return nil, cfg.Sleep(ctx, d)
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case "http":
+	default:
+		return nil, fmt.Errorf("unknown call %q", method)
+	}
+	var in httpCall
+	if err := json.Unmarshal(params, &in); err != nil {
+		return nil, err
+	}
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	if base == "" {
+		base = modelagent.DefaultBaseURL
+	}
+	if cfg.Model == "" || in.Method != http.MethodPost || !strings.HasPrefix(in.URL, base+"/") {
+		return nil, fmt.Errorf("the worker may only send the model's requests to %s, not %s %s", base, in.Method, in.URL)
+	}
+	req, err := http.NewRequestWithContext(ctx, in.Method, in.URL, bytes.NewReader(in.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range in.Header {
+		if !strings.EqualFold(k, "Authorization") {
+			req.Header[k] = vs
+		}
+	}
+	if cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the worker's client adds the same wrapping
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the response: %w", err)
+	}
+	if len(data) > maxHTTPBody {
+		return nil, fmt.Errorf("the response is larger than %d bytes", maxHTTPBody)
+	}
+	return json.Marshal(&httpCall{Status: resp.StatusCode, Header: resp.Header, Body: data})
+}
+
+// maxHTTPBody bounds a model's response that the pool passes on.
+const maxHTTPBody = 64 << 20
+
+// failureOf is the answer to a call that failed: the message, and what the error is, so that the
+// worker's model agent can tell a timeout or a refused connection (worth a retry) from the rest
+// as it would in the pool.
+func failureOf(err error) *callFailure {
+	f := &callFailure{Message: err.Error()}
+	var ne net.Error
+	f.Timeout = errors.As(err, &ne) && ne.Timeout()
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		f.Errno = uintptr(errno)
+	}
+	f.EOF = errors.Is(err, io.EOF)
+	f.ShortRead = errors.Is(err, io.ErrUnexpectedEOF)
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		f.DNS = &dnsErr{Err: dns.Err, Name: dns.Name, Server: dns.Server, Timeout: dns.IsTimeout, Temporary: dns.IsTemporary, IsNotFound: dns.IsNotFound}
+	}
+	return f
+}
+
+// remoteError is a failed call as the worker sees it: the pool's message, and the same answers
+// to errors.Is and errors.As about its kind.
+type remoteError struct{ f *callFailure }
+
+func (e *remoteError) Error() string   { return e.f.Message }
+func (e *remoteError) Timeout() bool   { return e.f.Timeout }
+func (e *remoteError) Temporary() bool { return e.f.Timeout }
+
+func (e *remoteError) Unwrap() []error {
+	var out []error
+	if e.f.Errno != 0 {
+		out = append(out, syscall.Errno(e.f.Errno))
+	}
+	if e.f.EOF {
+		out = append(out, io.EOF)
+	}
+	if e.f.ShortRead {
+		out = append(out, io.ErrUnexpectedEOF)
+	}
+	if d := e.f.DNS; d != nil {
+		out = append(out, &net.DNSError{Err: d.Err, Name: d.Name, Server: d.Server, IsTimeout: d.Timeout, IsTemporary: d.Temporary, IsNotFound: d.IsNotFound})
+	}
+	return out
+}
