@@ -37,7 +37,7 @@ var Builtins = []Builtin{
 		Doc: "One user turn. `user` is a string, or a function `(ws, ep) -> string` that sees a read-only workspace and the replies so far. `before(ws)` changes the state before the user speaks. `verify(ws, ep)` scores this turn (its per-turn reward). `solution(agent)` is the reference for this turn. `advance` moves the virtual clock first (`\"1d\"`, `\"2h30m\"`)."},
 		builtinTurn},
 	{Func{Name: "tool", Schema: true, Params: []Param{Req("name"), Req("description"), Req("params"), Req("impl")},
-		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`."},
+		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`. " + tools.CallDoc},
 		builtinTool},
 	{Func{Name: "param", Schema: true, Params: []Param{Req("type"), Opt("description", starlark.String("")), Opt("required", starlark.True),
 		Opt("enum", none), Opt("items", none), Opt("default", none)},

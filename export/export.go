@@ -25,10 +25,21 @@
 // setup, found by loading the task and running its setup with the trace's seed. When the task
 // cannot be loaded (the file moved or no longer declares the task) the conversation has no
 // system message.
+//
+// Verification. A trace is only a file: text edited after it was recorded, or an episode of
+// another version of the task's files, would go into the training data as it is. `coworkenv
+// export` therefore replays every trace it would keep (trace.ReplayCorpus, as `coworkenv replay`
+// does) and leaves it out when ReplaySkip says so: a trace recorded with other versions of the
+// task file or of a file it loads, or one whose replay differs from it. What replay cannot check
+// (the text of a model's message other than each turn's last, its token usage) cannot be
+// verified this way either.
 package export
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -50,7 +61,7 @@ type Episode struct {
 
 // ReadFile reads a trace.
 func ReadFile(path string) (*Episode, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -58,8 +69,13 @@ func ReadFile(path string) (*Episode, error) {
 		}
 		return nil, err
 	}
-	defer f.Close()
-	events, err := trace.Read(f)
+	return Decode(path, data)
+}
+
+// Decode reads the trace data read from path: the bytes that are replayed to verify it are then
+// exactly those that are exported.
+func Decode(path string, data []byte) (*Episode, error) {
+	events, err := trace.Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
@@ -134,12 +150,23 @@ func (e *Episode) Tools() []jsonv.Value {
 	return t
 }
 
-// Group is a stable id of the task for group-relative methods (GRPO, GDPO): the task's name
-// and the first 12 hex digits of its file's SHA-256, so that episodes of two versions of a
-// task file, or of two tasks of the same name in different corpora, are never normalised
-// together.
+// Group is a stable id of the task for group-relative methods (GRPO, GDPO): the task's name and
+// the first 12 hex digits of a SHA-256 of its source, so that episodes of two versions of the
+// task, or of two tasks of the same name in different corpora, are never normalised together.
+// The source is every file the start event's sources name (the task file and the files it
+// loads): the SHA-256 of their paths and hashes, a line each; for a task file that loads
+// nothing, or a trace without sources (an older engine), the task file's own SHA-256
+// (file_sha256).
 func (e *Episode) Group() string {
-	sha := e.start().FileSHA256
+	start := e.start()
+	sha := start.FileSHA256
+	if len(start.Sources) > 1 {
+		h := sha256.New()
+		for _, s := range start.Sources {
+			fmt.Fprintf(h, "%s\x00%s\n", s.Path, s.SHA256)
+		}
+		sha = hex.EncodeToString(h.Sum(nil))
+	}
 	if len(sha) > 12 {
 		sha = sha[:12]
 	}
@@ -420,6 +447,28 @@ func SFTSkip(e *Episode, o SFTOptions) string {
 func RLSkip(e *Episode) string {
 	if code := e.ErrorCode(); episode.Inconclusive(code) {
 		return "inconclusive (" + code + ")"
+	}
+	return ""
+}
+
+// The reasons ReplaySkip gives.
+const (
+	SkipChanged  = "task files changed since recorded"
+	SkipDiverged = "diverged on replay"
+)
+
+// ReplaySkip says why an episode is left out after its trace was replayed (r is the replay's
+// result), "" when it is kept: the task file or a file it loads is not the one the trace was
+// recorded with (SkipChanged: the episode is not one of the task as it is), or the replay
+// differs from the trace (SkipDiverged: the trace is not what the engine records for what the
+// agent did, an edit after recording among other things). A replay that matched with notes (what
+// it could not check) keeps the episode.
+func ReplaySkip(r *trace.Result) string {
+	switch {
+	case r.TaskChanged:
+		return SkipChanged
+	case !r.Matched():
+		return SkipDiverged
 	}
 	return ""
 }

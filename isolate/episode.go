@@ -24,8 +24,12 @@ type Run struct {
 	Task *dsl.Task
 	// Source is the task file's bytes (the trace's file_sha256).
 	Source []byte
-	Seed   int64 // the run seed
-	Agent  Agent
+	// Sources are the task file and every file it loads, with their SHA-256, as the start event
+	// records them: trace.Sources of the corpus the task was loaded from, taken when it was
+	// loaded. A traced run needs them, and the first must be the task file with Source's hash.
+	Sources []trace.Source
+	Seed    int64 // the run seed
+	Agent   Agent
 	// Model is the configuration a model agent is made from (NewAgent).
 	Model modelagent.Config
 	// NewAgent, when set, makes the agent instead of Agent and Model.
@@ -42,9 +46,14 @@ type Run struct {
 
 // RunEpisode runs an episode in this process: setup with the run seed, the agent, the episode
 // and its trace. A setup that fails gives its diagnostic (setup) and no episode and no trace.
-// err is an agent that cannot be made (nothing ran), or a trace that could not be written (the
-// episode ran: res is its result).
+// err is an agent that cannot be made or a traced run without its sources (nothing ran), or a
+// trace that could not be written (the episode ran: res is its result).
 func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Diagnostic, err error) {
+	if r.Trace != nil {
+		if err := checkSources(r); err != nil {
+			return nil, nil, err
+		}
+	}
 	p, d := episode.Prepare(ctx, r.Task, episode.Options{Seed: r.Seed, Limits: r.Limits, Print: r.Print})
 	if d != nil {
 		return nil, d, nil
@@ -61,7 +70,7 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 	var tw *trace.Writer
 	if r.Trace != nil {
 		start := trace.StartOf(p, r.Source, r.Seed, agent.Name())
-		start.System = system
+		start.System, start.Sources = system, r.Sources
 		tw = trace.NewWriter(r.Trace, start)
 		obs = append(obs, tw)
 	}
@@ -73,6 +82,21 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 		err = tw.End(res)
 	}
 	return res, nil, err
+}
+
+// checkSources checks that a traced run's sources are those of its task file: a file that
+// changed between its load and the reading of its sources would record hashes of bytes that
+// did not run.
+func checkSources(r Run) error {
+	switch {
+	case len(r.Sources) == 0:
+		return fmt.Errorf("isolate: the episode of %s is traced without its sources (trace.Sources)", r.Task.File)
+	case r.Sources[0].Path != r.Task.Rel:
+		return fmt.Errorf("isolate: the sources of %s begin with %s, not the task file", r.Task.File, r.Sources[0].Path)
+	case r.Sources[0].SHA256 != trace.FileSHA256(r.Source):
+		return fmt.Errorf("%s changed while it was loaded; run again", r.Task.File)
+	}
+	return nil
 }
 
 // Episode is an episode for a worker to run: a task of a file, with its run seed and agent.
@@ -310,7 +334,12 @@ func serveEpisode(ctx context.Context, er *episodeRequest, corp *dsl.Corpus, lim
 			c.send(&message{Print: &printed{File: pos.Filename(), Line: pos.Line, Col: pos.Col, Msg: msg}})
 		})
 	}
-	res, setup, err := RunEpisode(ctx, Run{Task: t, Source: f.Source, Seed: er.Seed, Agent: er.Agent,
+	sources, err := trace.Sources(corp, er.File)
+	if err != nil {
+		answer.Problem = err.Error()
+		return resp
+	}
+	res, setup, err := RunEpisode(ctx, Run{Task: t, Source: f.Source, Sources: sources, Seed: er.Seed, Agent: er.Agent,
 		Model: workerModel(er.Agent.Model, c), Limits: lim, Print: print,
 		Trace: Lines(func(line []byte) { c.out.traceLine(c.id, line) })})
 	switch {

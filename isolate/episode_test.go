@@ -32,14 +32,25 @@ func taskEpisode(src string, agent isolate.Agent) isolate.Episode {
 // inProcess runs the same episode in this process: its trace and result.
 func inProcess(t *testing.T, ep isolate.Episode, model modelagent.Config) (string, *episode.Result) {
 	t.Helper()
-	c := dsl.NewCorpus(fstest.MapFS{"t.star": {Data: ep.Files["t.star"]}}, ".", "gen")
+	c := dsl.NewCorpus(mapFS(ep.Files), ".", "gen")
 	task, src, err := isolate.FindTask(context.Background(), c, "t.star", "move-todo")
 	require.NoError(t, err)
+	sources, err := trace.Sources(c, "t.star")
+	require.NoError(t, err)
 	var buf bytes.Buffer
-	r, setup, err := isolate.RunEpisode(context.Background(), isolate.Run{Task: task, Source: src, Seed: ep.Seed, Agent: ep.Agent, Model: model, Trace: &buf})
+	r, setup, err := isolate.RunEpisode(context.Background(), isolate.Run{Task: task, Source: src, Sources: sources, Seed: ep.Seed, Agent: ep.Agent, Model: model, Trace: &buf})
 	require.NoError(t, err)
 	require.Nil(t, setup)
 	return buf.String(), r
+}
+
+// mapFS is a corpus's files as a file system.
+func mapFS(files map[string][]byte) fstest.MapFS {
+	m := fstest.MapFS{}
+	for p, data := range files {
+		m[p] = &fstest.MapFile{Data: data}
+	}
+	return m
 }
 
 // An episode in a worker writes the trace this process would write, byte for byte, with its

@@ -9,11 +9,13 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-// ReplayTrace replays a trace against the task file rel of c, in this process (trace.Replay):
-// the task is the one the trace names in that file.
+// ReplayTrace replays a trace against the task file rel of c, in this process
+// (trace.ReplayCorpus): the task is the one the trace names in that file, and the task file and
+// every file it loads are read from c and compared with the sources the trace records.
 func ReplayTrace(ctx context.Context, events []trace.Event, c *dsl.Corpus, rel string) (*trace.Result, error) {
-	return trace.Replay(ctx, events, func(_, name string) (*dsl.Task, []byte, error) {
-		return FindTask(ctx, c, rel, name)
+	return trace.ReplayCorpus(ctx, events, func(_, name string) (*dsl.Task, *dsl.Corpus, error) {
+		task, _, err := FindTask(ctx, c, rel, name)
+		return task, c, err
 	})
 }
 

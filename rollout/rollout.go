@@ -27,13 +27,21 @@
 // model-error one (code memory-limit, timeout or crash): its .partial holds the events so far and
 // an end event with the diagnostic, the other samples go on, and the next run tries it again.
 //
+// Sources. Every trace's start event records the task file and every file it loads, with their
+// SHA-256 (trace.Sources): Task.Sources for an episode run here, the worker's own for an
+// isolated one.
+//
 // Resuming. A sample whose .jsonl exists is not run again: it is read back (trace.Read) and
 // counts in the results as if it had just run. It must record the same task, run seed and
 // agent; a rollout.json in OUT records the run's configuration (agent, model, sampling) and a
 // rollout into the same folder with another configuration is refused, so that one folder never
-// mixes two models. A .jsonl that cannot be read is run again (with a warning); a .partial is
-// never read (the sample runs again and overwrites it). A folder where a trace belongs is
-// refused before anything runs.
+// mixes two models. A trace recorded with other versions of the task's files (its file_sha256,
+// or any of its sources, differs from the file now) is stale: the sample runs again (Warn says
+// which files changed; Sample.Changed names them) and its new trace replaces the old one when
+// the episode ends. A trace without sources (an older engine) is compared by its file_sha256
+// only. A .jsonl that cannot be read is run again (with a warning); a .partial is never read
+// (the sample runs again and overwrites it). A folder where a trace belongs is refused before
+// anything runs.
 package rollout
 
 import (
@@ -43,7 +51,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -65,6 +75,12 @@ type Task struct {
 	Task *dsl.Task
 	// Source is the task file's bytes (the traces' file_sha256).
 	Source []byte
+	// Sources are the task file and every file it loads, with their SHA-256 (trace.Sources of
+	// the corpus the task was loaded from, taken when it was loaded): the start event of every
+	// episode run here records them, and a resumed trace whose sources differ is run again.
+	// Required unless Isolated is set; for an isolated task the worker records its own, and a
+	// resumed trace's sources are compared with Isolated.Files (the files the worker is given).
+	Sources []trace.Source
 	// Isolated, when set, runs the task's episodes in workers of Options.Pool: the task was not
 	// loaded in this process (Task describes it: isolate.TaskInfo.Stub). Seed and Agent are
 	// set per sample.
@@ -96,7 +112,8 @@ type Options struct {
 	// Progress, when set, is told about every finished sample (resumed ones first, at once).
 	// Calls never overlap.
 	Progress func(Progress)
-	// Warn, when set, receives warnings (an unreadable trace that is run again).
+	// Warn, when set, receives warnings (an unreadable trace that is run again, stale traces of
+	// a task whose files changed).
 	Warn func(string)
 	// Pool runs the episodes of isolated tasks; AgentSpec describes their agent to the workers,
 	// and Model is a model agent's configuration here (isolate.Host).
@@ -136,8 +153,10 @@ type Sample struct {
 	Passed      bool
 	// TurnScores are the per-turn rewards (nil entries for turns without a verifier).
 	TurnScores []*float64
-	// TaskChanged: a resumed trace recorded another version of the task file.
-	TaskChanged bool
+	// Changed names the files of the task that differ from those the sample's earlier trace was
+	// recorded with (the task file, a file it loads); that trace was stale and the sample ran
+	// again. Nil for a sample without an earlier trace or with a current one.
+	Changed []trace.FileChange
 	// Token usage reported by a model (0 when unknown).
 	PromptTokens, CompletionTokens int64
 }
@@ -182,6 +201,9 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 	}
 	seen := map[string]*dsl.Task{}
 	for _, t := range tasks {
+		if t.Isolated == nil && len(t.Sources) == 0 {
+			return nil, fmt.Errorf("rollout: task %s has no Sources", t.Task.Name)
+		}
 		if prev, ok := seen[t.Task.Name]; ok {
 			return nil, fmt.Errorf("two tasks are named %s (%s and %s): their traces would share %s",
 				t.Task.Name, prev.File, t.Task.File, filepath.Join(opts.Out, t.Task.Name))
@@ -201,11 +223,13 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 		tr := &res.Tasks[ti]
 		tr.Task = t.Task
 		tr.Samples = make([]Sample, opts.Samples)
-		sha := trace.FileSHA256(t.Source)
+		now := currentOf(t)
+		stale := 0
+		var changes []string
 		for i := range tr.Samples {
 			s := &tr.Samples[i]
 			s.Index, s.Seed, s.Path = i, opts.Seed+int64(i), TracePath(opts.Out, t.Task.Name, i)
-			ok, err := resume(s, t.Task.Name, opts.Agent, sha)
+			ok, err := resume(s, opts.Agent, now)
 			if err != nil {
 				return nil, err
 			}
@@ -219,7 +243,23 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 				res.Resumed++
 				continue
 			}
+			if len(s.Changed) > 0 {
+				stale++
+				for _, c := range s.Changed {
+					if msg := c.String(); !slices.Contains(changes, msg) {
+						changes = append(changes, msg)
+					}
+				}
+			}
 			todo = append(todo, job{ti, i})
+		}
+		if stale > 0 && opts.Warn != nil {
+			were := "were"
+			if stale == 1 {
+				were = "was"
+			}
+			opts.Warn(fmt.Sprintf("%s: %d of its traces in %s %s recorded with other versions of its files (%s); running %s again",
+				t.Task.Name, stale, filepath.Join(opts.Out, t.Task.Name), were, strings.Join(changes, "; "), samples(stale)))
 		}
 	}
 
@@ -286,9 +326,19 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// resume reads an existing trace into s. ok is false when there is none (or it is unreadable:
-// it is then run again); err when it records another task, seed or agent.
-func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
+// samples is "the sample" or "those n samples".
+func samples(n int) string {
+	if n == 1 {
+		return "the sample"
+	}
+	return fmt.Sprintf("those %d samples", n)
+}
+
+// resume reads an existing trace into s. ok is false when there is none, when it is unreadable
+// (s.Err says why) or when it is stale (s.Changed says why): the sample then runs again; err
+// when it records another task, seed or agent.
+func resume(s *Sample, agent string, now *current) (ok bool, err error) {
+	task := now.task.Task.Name
 	f, err := os.Open(s.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -315,10 +365,66 @@ func resume(s *Sample, task, agent, sha string) (ok bool, err error) {
 	case start.Agent != agent:
 		return false, fmt.Errorf("%s was run by agent %s, not %s (use another --out)", s.Path, start.Agent, agent)
 	}
+	if s.Changed = now.changes(start); len(s.Changed) > 0 {
+		return false, nil
+	}
 	fromEvents(s, events)
 	s.Resumed = true
-	s.TaskChanged = start.FileSHA256 != sha
 	return true, nil
+}
+
+// current is what a resumed trace's files are compared with: the task's files now.
+type current struct {
+	task Task
+	sha  string            // the task file's
+	by   map[string]string // a file's SHA-256 by root-relative path
+	// exact: by holds exactly the task's sources (Task.Sources), not every file a worker is
+	// given (Isolated.Files), so a file the task loads now but did not then is named too
+	exact bool
+}
+
+func currentOf(t Task) *current {
+	now := &current{task: t, sha: trace.FileSHA256(t.Source), by: map[string]string{}, exact: t.Sources != nil}
+	if now.exact {
+		for _, s := range t.Sources {
+			now.by[s.Path] = s.SHA256
+		}
+	} else {
+		for p, data := range t.Isolated.Files {
+			now.by[p] = trace.FileSHA256(data)
+		}
+	}
+	return now
+}
+
+// changes lists the files of the task whose bytes are not those a trace was recorded with: the
+// task file by its file_sha256, the files it loads by the trace's sources (nothing more for a
+// trace without them). A file the task loaded then and does not now, or the other way round,
+// differs too; since which files a task loads follows from the bytes of the files it loads, a
+// trace whose recorded files all have their recorded bytes is of the task as it is now.
+func (now *current) changes(start *trace.Start) []trace.FileChange {
+	var out []trace.FileChange
+	if start.FileSHA256 != now.sha {
+		out = append(out, trace.FileChange{Path: start.File, Task: true, Recorded: start.FileSHA256, Current: now.sha})
+	}
+	if len(start.Sources) == 0 {
+		return out
+	}
+	then := map[string]bool{}
+	for _, s := range start.Sources[1:] {
+		then[s.Path] = true
+		if cur := now.by[s.Path]; cur != s.SHA256 {
+			out = append(out, trace.FileChange{Path: s.Path, Recorded: s.SHA256, Current: cur})
+		}
+	}
+	if now.exact {
+		for _, s := range now.task.Sources[1:] {
+			if !then[s.Path] {
+				out = append(out, trace.FileChange{Path: s.Path, Current: s.SHA256})
+			}
+		}
+	}
+	return out
 }
 
 // readTrace reads a whole trace.
@@ -376,7 +482,7 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	}
 	f := &TraceFile{Path: s.Path}
 	usage := &usageCounter{}
-	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: t.Task, Source: t.Source, Seed: s.Seed,
+	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: t.Task, Source: t.Source, Sources: t.Sources, Seed: s.Seed,
 		NewAgent: opts.NewAgent, Trace: f, Observer: usage})
 	inconclusive := r != nil && r.Err != nil && episode.Inconclusive(r.Err.Code)
 	if ferr := f.Finish(err != nil || inconclusive); err == nil {

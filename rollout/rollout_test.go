@@ -126,11 +126,14 @@ task(name = "t1", prompt = "Write /b.txt.", tools = ["fs"], setup = _setup, veri
 func loadTasks(t *testing.T, src string) []Task {
 	t.Helper()
 	m := fstest.MapFS{"t.star": &fstest.MapFile{Data: []byte(src)}}
-	f := dsl.NewCorpus(m, ".", "c").LoadFile(context.Background(), "t.star")
+	c := dsl.NewCorpus(m, ".", "c")
+	f := c.LoadFile(context.Background(), "t.star")
 	require.Empty(t, f.Diags)
+	sources, err := trace.Sources(c, "t.star")
+	require.NoError(t, err)
 	var out []Task
 	for _, tk := range f.Tasks {
-		out = append(out, Task{Task: tk, Source: f.Source})
+		out = append(out, Task{Task: tk, Source: f.Source, Sources: sources})
 	}
 	return out
 }

@@ -37,7 +37,8 @@ type Summary struct {
 	// FailedBy counts the failed samples by diagnostic code (model-error, script-error...;
 	// "other" for a failure without one).
 	FailedBy map[string]int
-	// TaskChanged counts resumed traces recorded with another version of their task file.
+	// TaskChanged counts the samples that ran again because their earlier trace was recorded
+	// with other versions of the task's files (Sample.Changed).
 	TaskChanged                    int
 	PromptTokens, CompletionTokens int64
 }
@@ -85,6 +86,9 @@ func Summarize(r *Result) *Summary {
 		sum := 0.0
 		for i := range tr.Samples {
 			smp := &tr.Samples[i]
+			if len(smp.Changed) > 0 {
+				s.TaskChanged++
+			}
 			switch {
 			case smp.Interrupted:
 				ts.Interrupted++
@@ -98,9 +102,6 @@ func Summarize(r *Result) *Summary {
 			sum += smp.Score
 			if smp.Passed {
 				ts.Passed++
-			}
-			if smp.TaskChanged {
-				s.TaskChanged++
 			}
 			s.PromptTokens += smp.PromptTokens
 			s.CompletionTokens += smp.CompletionTokens
@@ -326,7 +327,11 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	if s.TaskChanged > 0 {
-		fmt.Fprintf(w, "warning: %d resumed trace%s recorded an older version of the task file\n", s.TaskChanged, plural(s.TaskChanged))
+		which := "their traces were"
+		if s.TaskChanged == 1 {
+			which = "its trace was"
+		}
+		fmt.Fprintf(w, "%d sample%s ran again: the task file or a file it loads changed since %s recorded\n", s.TaskChanged, plural(s.TaskChanged), which)
 	}
 	fmt.Fprintln(w, "rate and score are means over tasks; pass@k = 1 - C(n-c,k)/C(n,k), pass^k = C(c,k)/C(n,k) per task (n samples, c passed), averaged over tasks")
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/spf13/afero"
 )
 
@@ -64,8 +65,8 @@ func (f *Files) ImportFrom(fsys afero.Fs, root string) error {
 		case info.IsDir():
 			return f.Mkdir(p)
 		case info.Mode().Type() == 0:
-			if info.Size() > MaxFileSize {
-				return fmt.Errorf("cannot import %s: %d bytes is over the 8 MiB limit of a file", hp, info.Size())
+			if info.Size() > limits.FileSize {
+				return fmt.Errorf("cannot import %s: %d bytes is over the %s limit of a file", hp, info.Size(), limits.Bytes(limits.FileSize))
 			}
 			b, err := afero.ReadFile(fsys, hp)
 			if err != nil {

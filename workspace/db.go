@@ -11,10 +11,8 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 )
-
-// MaxRecordSize is the largest JSON encoding one record may have (8 MiB).
-const MaxRecordSize = 8 << 20
 
 // DB holds named collections of records for task-defined services. A record is a JSON object
 // with a string "id", unique within its collection. Records go in and come out as deep copies.
@@ -164,8 +162,8 @@ func newRecord(obj *jsonv.Object, seq uint64) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(enc) > MaxRecordSize {
-		return nil, fmt.Errorf("record is %d bytes, over the 8 MiB limit", len(enc))
+	if len(enc) > limits.RecordSize {
+		return nil, fmt.Errorf("record is %d bytes, over the %s limit of a record", len(enc), limits.Bytes(limits.RecordSize))
 	}
 	return &record{obj: obj, seq: seq, sum: sha256.Sum256(enc)}, nil
 }

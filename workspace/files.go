@@ -9,10 +9,9 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-)
 
-// MaxFileSize is the largest content one file may hold (8 MiB).
-const MaxFileSize = 8 << 20
+	"github.com/coworkenv/coworkenv/internal/limits"
+)
 
 // CleanPath makes p absolute and clean: "a.txt" and "/a.txt" are one file, a trailing slash is
 // dropped, and ".." never leaves "/" ("../../x" is "/x"). The empty path is "/".
@@ -135,7 +134,7 @@ func (f *fsSec) addParents(p string) {
 }
 
 // Write creates or replaces the file at p, creating its parent folders. It fails when p is a
-// folder, when a parent is a file, or when content is larger than MaxFileSize.
+// folder, when a parent is a file, or when content is larger than limits.FileSize.
 func (fs *Files) Write(p, content string) error {
 	s := (*State)(fs)
 	if s.frozen {
@@ -145,8 +144,8 @@ func (fs *Files) Write(p, content string) error {
 	if err != nil {
 		return err
 	}
-	if len(content) > MaxFileSize {
-		return fmt.Errorf("cannot write %s: %d bytes is over the 8 MiB limit of a file", p, len(content))
+	if len(content) > limits.FileSize {
+		return fmt.Errorf("cannot write %s: %d bytes is over the %s limit of a file", p, len(content), limits.Bytes(limits.FileSize))
 	}
 	if s.fs.isDir(p) {
 		return fmt.Errorf("cannot write %s: it is a folder", p)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,11 +61,11 @@ func TestFilesWriteRead(t *testing.T) {
 	assert.EqualError(t, fs.Write("/", "x"), "cannot write /: it is a folder")
 	assert.EqualError(t, fs.Write("/a/b/c.txt/d", "x"), "cannot write /a/b/c.txt/d: /a/b/c.txt is a file, not a folder")
 
-	big := strings.Repeat("x", MaxFileSize+1)
+	big := strings.Repeat("x", limits.FileSize+1)
 	err = fs.Write("/big", big)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "8 MiB")
-	require.NoError(t, fs.Write("/max", big[:MaxFileSize]))
+	require.NoError(t, fs.Write("/max", big[:limits.FileSize]))
 
 	require.NoError(t, fs.Write("/a/b/c.txt", "replaced"))
 	got, _ := fs.Read("/a/b/c.txt")
@@ -264,6 +265,6 @@ func TestFilesAfero(t *testing.T) {
 
 	// a file system with a file over the limit
 	big := afero.NewMemMapFs()
-	require.NoError(t, afero.WriteFile(big, "/r/big", make([]byte, MaxFileSize+1), 0o644))
+	require.NoError(t, afero.WriteFile(big, "/r/big", make([]byte, limits.FileSize+1), 0o644))
 	assert.Error(t, New(t0, 1).Files().ImportFrom(big, "/r"))
 }

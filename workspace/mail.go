@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace/timefmt"
 	"maps"
 	"slices"
@@ -108,8 +109,19 @@ func checkAddresses(role string, as []string) error {
 	return nil
 }
 
+// checkBody refuses a body over limits.MailBody.
+func checkBody(body string) error {
+	if len(body) > limits.MailBody {
+		return fmt.Errorf("body: %d bytes is over the %s limit of a mail body", len(body), limits.Bytes(limits.MailBody))
+	}
+	return nil
+}
+
+// checkAttachments refuses attachments without a name or with the same name, one larger than
+// limits.Attachment, and more than limits.Attachments together.
 func checkAttachments(as []Attachment) error {
 	seen := map[string]bool{}
+	total := 0
 	for _, a := range as {
 		if a.Name == "" {
 			return errors.New("an attachment has an empty name")
@@ -118,6 +130,12 @@ func checkAttachments(as []Attachment) error {
 			return fmt.Errorf("two attachments are named %q", a.Name)
 		}
 		seen[a.Name] = true
+		if len(a.Content) > limits.Attachment {
+			return fmt.Errorf("attachment %q: %d bytes is over the %s limit of an attachment", a.Name, len(a.Content), limits.Bytes(limits.Attachment))
+		}
+		if total += len(a.Content); total > limits.Attachments {
+			return fmt.Errorf("the attachments are over the %s limit of the attachments of one message together", limits.Bytes(limits.Attachments))
+		}
 	}
 	return nil
 }
@@ -186,7 +204,9 @@ func (s *State) now() (string, time.Time) {
 	return t.Format(timefmt.Layout), t
 }
 
-// Deliver puts a message into the mailbox and returns its id.
+// Deliver puts a message into the mailbox and returns its id. Deliver, Send, Reply and Forward
+// refuse a body over limits.MailBody, an attachment over limits.Attachment and attachments over
+// limits.Attachments together.
 func (mb *Mail) Deliver(d Delivery) (string, error) {
 	s := (*State)(mb)
 	if s.frozen {
@@ -203,6 +223,9 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 		return "", err
 	}
 	if err := checkAddresses("cc", d.Cc); err != nil {
+		return "", err
+	}
+	if err := checkBody(d.Body); err != nil {
 		return "", err
 	}
 	if err := checkAttachments(d.Attachments); err != nil {
@@ -357,6 +380,9 @@ func (s *State) send(m Message) (string, error) {
 	if err := checkAddresses("cc", m.Cc); err != nil {
 		return "", err
 	}
+	if err := checkBody(m.Body); err != nil {
+		return "", err
+	}
 	if err := checkAttachments(m.Attachments); err != nil {
 		return "", err
 	}
@@ -480,6 +506,9 @@ func (mb *Mail) Forward(id string, to, cc []string, body string) (string, error)
 	}
 	b.WriteString("\n")
 	b.WriteString(orig.Body)
+	if b.Len() > limits.MailBody {
+		return "", fmt.Errorf("body: the forward (the note and the quoted original) would be %d bytes, over the %s limit of a mail body", b.Len(), limits.Bytes(limits.MailBody))
+	}
 	return s.send(Message{To: to, Cc: cc, Subject: subject, Body: b.String(), Attachments: orig.Attachments})
 }
 

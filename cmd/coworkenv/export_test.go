@@ -140,7 +140,7 @@ func TestExportFromModelRollout(t *testing.T) {
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--out", sft)
+	code, stdout, errs = modelCLI(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 2 episodes")
 	assert.Contains(t, stdout, "2 not passed")
@@ -165,15 +165,15 @@ func TestExportFromModelRollout(t *testing.T) {
 	}
 
 	// --min-score replaces passed: 0.9 keeps copy-note only (two-steps has a malformed call)
-	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--min-score", "0.9")
+	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--min-score", "0.9", "--corpus", corpus)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "wrote 2 episodes")
-	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--min-score", "0")
+	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--min-score", "0", "--corpus", corpus)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "wrote 4 episodes", "score 0 is >= 0; only malformed calls are left out")
 
 	rl := filepath.Join(t.TempDir(), "rl.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl)
+	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 6 episodes")
 	rlLines := readLines(t, rl)
@@ -236,13 +236,13 @@ func TestExportOracleTraces(t *testing.T) {
 	require.Less(t, passed, total, "some coin samples fail")
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
-	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft)
+	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "wrote 0 episodes")
 	assert.Contains(t, stdout, "use --include-oracle")
 	assert.Empty(t, readLines(t, sft))
 
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft)
+	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	lines := readLines(t, sft)
 	require.Len(t, lines, passed)
@@ -274,7 +274,7 @@ func TestExportOracleTraces(t *testing.T) {
 
 	// the multi-turn task: two user messages, per-turn rewards in rl
 	rl := filepath.Join(t.TempDir(), "rl.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl)
+	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	rlLines := readLines(t, rl)
 	require.Len(t, rlLines, 9)
@@ -297,9 +297,16 @@ func TestExportOracleTraces(t *testing.T) {
 		}
 	}
 
-	// without the task file there is no system message, and export says so
+	// without the task file the traces cannot be verified: they are left out, and the export
+	// says so and exits 1
 	require.NoError(t, os.RemoveAll(filepath.Join(corpus, "tasks")))
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft)
+	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)
+	assert.Equal(t, 1, code, "%s%s", stdout, errs)
+	assert.Contains(t, stdout, fmt.Sprintf("wrote 0 episodes to %s from 9 traces; skipped 9: 3 not passed, %d not verifiable", sft, passed))
+	assert.Contains(t, errs, "is not there")
+	assert.Empty(t, readLines(t, sft))
+	// with --no-verify they are exported, without a system message, and export says so
+	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft, "--no-verify")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "without a system message")
 	assert.Contains(t, errs, "no system message")
@@ -335,7 +342,7 @@ func TestExportUsageAndUnreadable(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(out, "copy-note", "9.jsonl"), []byte(`{"event":"start"}`+"\n"), 0o644))
 	dir := t.TempDir()
 	dst = filepath.Join(dir, "rl.jsonl")
-	code, stdout, errs := modelCLI(t, "export", "rl", out, "--out", dst)
+	code, stdout, errs := modelCLI(t, "export", "rl", out, "--out", dst, "--corpus", corpus)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "9.jsonl")
 	assert.Contains(t, stdout, "wrote 1 episode to")

@@ -51,7 +51,7 @@ func TestExportMatchesWhatTheModelSaw(t *testing.T) {
 	require.Equal(t, 0, code, "%s%s", out, errs)
 
 	sft := filepath.Join(dir, "sft.jsonl")
-	code, out, errs = modelCLI(t, "export", "sft", tr, "--out", sft)
+	code, out, errs = modelCLI(t, "export", "sft", tr, "--out", sft, "--corpus", dir)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	lines := readLines(t, sft)
 	require.Len(t, lines, 1)

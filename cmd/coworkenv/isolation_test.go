@@ -176,6 +176,8 @@ func TestIsolationFlags(t *testing.T) {
 		{"run", file, "--in-process", "--isolate"},
 		{"rollout", file, "--out", filepath.Join(dir, "o"), "--in-process", "--isolate"},
 		{"replay", file, "--in-process", "--isolate"},
+		{"export", "rl", file, "--out", filepath.Join(dir, "x.jsonl"), "--in-process", "--isolate"},
+		{"export", "rl", file, "--out", filepath.Join(dir, "x.jsonl"), "--time-limit", "0s"},
 		{"run", file, "--memory-limit", "0"},
 		{"run", file, "--time-limit", "0s"},
 	} {

@@ -19,7 +19,21 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--isolate]\n\nReplays a trace (or every *.jsonl trace in a folder) against its task and compares every result,\nstate hash and the end. The traced task file must be inside the corpus folder (--corpus, by default\nthe current folder): a path that climbs out of it, an absolute path elsewhere or a symbolic link\nthat leads out is refused. A trace of the built-in corpus (corpus/...) that is not on disk there\nreplays the embedded file. A replay whose worker runs out of memory or time, or dies, is reported\nwith memory-limit, timeout or crash, and the next trace replays.\n\n" + isolationHelp + "\n\nExit status: 0 everything matches, 1 a divergence or a stopped replay, 2 unreadable input."
+const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--isolate]\n\n" +
+	"Replays a trace (or every *.jsonl trace in a folder) against its task: setup runs with the recorded\n" +
+	"seed, the agent's side is made again (an oracle or noop trace by that agent, a model trace from the\n" +
+	"model's messages), and every call, result, reply, state hash, turn verdict and the end is compared;\n" +
+	"the first difference is reported. The task file and every file it loads are compared with the hashes\n" +
+	"the trace records (its sources): a warning names each file that changed since (\"helper file\n" +
+	"lib/x.star changed since the trace was recorded ...\"), and notes say what could not be checked (a\n" +
+	"trace of an older engine without sources or rand, an agent that cannot be run again). --json gives,\n" +
+	"per trace, matched, task_changed, changed (path, task, recorded, current for each file) and notes.\n\n" +
+	"The traced task file must be inside the corpus folder (--corpus, by default the current folder): a\n" +
+	"path that climbs out of it, an absolute path elsewhere or a symbolic link that leads out is refused.\n" +
+	"A trace of the built-in corpus (corpus/...) that is not on disk there replays the embedded file. A\n" +
+	"replay whose worker runs out of memory or time, or dies, is reported with memory-limit, timeout or\n" +
+	"crash, and the next trace replays.\n\n" + isolationHelp +
+	"\n\nExit status: 0 everything matches, 1 a divergence or a stopped replay, 2 unreadable input."
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", replayUsage, stderr)
@@ -43,12 +57,8 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
 		return 2
 	}
-	if info, err := os.Stat(*corpusDir); err != nil || !info.IsDir() {
-		why := "not a folder"
-		if err != nil {
-			why = unwrap(err).Error()
-		}
-		fmt.Fprintf(stderr, "coworkenv replay: --corpus: %s: %s\n", *corpusDir, why)
+	if err := checkCorpusDir(*corpusDir); err != nil {
+		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
 		return 2
 	}
 	rp := &replayer{dir: *corpusDir, iso: iso}
@@ -78,10 +88,14 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			r := r.Result
 			entry.Set("task", r.Task)
 			entry.Set("task_changed", r.TaskChanged)
+			entry.Set("changed", changedJSON(r.Changed))
+			entry.Set("notes", stringsJSON(r.Notes))
 			if r.TaskChanged {
 				changed++
-				if !*asJSON {
-					fmt.Fprintf(stdout, "%s: warning: task file %s changed since the trace was recorded (sha256 %.12s… now %.12s…)\n", p, r.File, r.RecordedSHA, r.CurrentSHA)
+			}
+			if !*asJSON {
+				for _, w := range r.Warnings() {
+					fmt.Fprintf(stdout, "%s: warning: %s\n", p, w)
 				}
 			}
 			if r.Matched() {
@@ -93,10 +107,6 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			} else {
 				diverged++
 				d := r.Divergence
-				diffs := make([]jsonv.Value, len(d.Diffs))
-				for i, x := range d.Diffs {
-					diffs[i] = x
-				}
 				var turn, tool, targs jsonv.Value
 				if d.Turn >= 0 {
 					turn = int64(d.Turn)
@@ -105,7 +115,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 					tool, targs = d.Tool, d.Args
 				}
 				entry.Set("matched", false)
-				entry.Set("divergence", jsonv.NewObject("event", int64(d.Line), "kind", d.Event, "turn", turn, "tool", tool, "args", targs, "diffs", diffs))
+				entry.Set("divergence", jsonv.NewObject("event", int64(d.Line), "kind", d.Event, "turn", turn, "tool", tool, "args", targs, "diffs", stringsJSON(d.Diffs)))
 				if !*asJSON {
 					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", p, r.Task, d)
 				}
@@ -121,7 +131,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		if stopped > 0 {
 			stops = fmt.Sprintf(", %d stopped", stopped)
 		}
-		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with a changed task, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
+		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
 	}
 	switch {
 	case failed > 0 && len(paths) == 1:
@@ -130,6 +140,44 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// changedJSON is a replay's changed files: path, task (the task file, not a file it loads), and
+// the SHA-256 recorded and current (null for a file not loaded then, or not now).
+func changedJSON(cs []trace.FileChange) []jsonv.Value {
+	out := make([]jsonv.Value, len(cs))
+	for i, c := range cs {
+		var rec, cur jsonv.Value
+		if c.Recorded != "" {
+			rec = c.Recorded
+		}
+		if c.Current != "" {
+			cur = c.Current
+		}
+		out[i] = jsonv.NewObject("path", c.Path, "task", c.Task, "recorded", rec, "current", cur)
+	}
+	return out
+}
+
+// stringsJSON is a list of strings as a JSON array.
+func stringsJSON(ss []string) []jsonv.Value {
+	out := make([]jsonv.Value, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// checkCorpusDir checks --corpus of replay and export: a folder.
+func checkCorpusDir(dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--corpus: %s: %v", dir, unwrap(err))
+	case !info.IsDir():
+		return fmt.Errorf("--corpus: %s: not a folder", dir)
+	}
+	return nil
 }
 
 func tracePaths(p string) ([]string, error) {
@@ -178,6 +226,13 @@ func (rp *replayer) replay(ctx context.Context, path string) (*isolate.ReplayRes
 	if err != nil {
 		return nil, err
 	}
+	return rp.replayEvents(ctx, data, events)
+}
+
+// replayEvents replays a trace read from data (events are trace.Read's): against the task file
+// the start event names, found inside the corpus folder (locateTraced), with the task file and
+// every file it loads compared with the trace's sources (isolate.ReplayTrace).
+func (rp *replayer) replayEvents(ctx context.Context, data []byte, events []trace.Event) (*isolate.ReplayResult, error) {
 	start := events[0].Body.(*trace.Start) // trace.Read checked it
 	c, rel, builtin, err := locateTraced(rp.dir, start.File)
 	if err != nil {

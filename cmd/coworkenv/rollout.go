@@ -13,6 +13,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/rollout"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
 const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate]\n\n" +
@@ -21,7 +22,10 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"corpus (default: the whole built-in corpus). Sample i runs with the run seed S+i. Samples whose\n" +
 	"trace is already in DIR are read back instead of run, so an interrupted rollout resumes; DIR/rollout.json\n" +
 	"records the agent, model and sampling settings, and a rollout with other settings into the same DIR\n" +
-	"is refused. A sample whose model requests fail for good (after the retries: failed, with the code\n" +
+	"is refused. A trace recorded with another version of the task file or of a file it loads (its\n" +
+	"file_sha256 or sources differ from the files now) is stale: a warning names the files, the sample\n" +
+	"runs again, and its new trace replaces the old one; the summary counts such samples (task_changed).\n" +
+	"A sample whose model requests fail for good (after the retries: failed, with the code\n" +
 	"model-error) or that Ctrl-C interrupts (interrupted, counted apart from failed) leaves only\n" +
 	"DIR/<task>/<sample>.jsonl.partial, whose end records the code, and is run again next time. DIR is\n" +
 	"checked before anything runs: a file, an input or a folder that cannot be written is refused.\n\n" +
@@ -303,14 +307,11 @@ func (rt *rolloutTasks) file(ctx context.Context, c *dsl.Corpus, rel, name strin
 	if ok, err := rt.loaded(c.DisplayPath(rel), diags, len(infos), named); !ok {
 		return err
 	}
-	src, err := c.ReadSource(rel)
-	if err != nil {
-		return err
-	}
 	for _, ti := range infos {
 		e := *ep
 		e.Task = ti.Name
-		rt.push(rollout.Task{Task: ti.Stub(rel), Source: src, Isolated: &e})
+		// the bytes the worker is given; the worker records the sources of its episodes
+		rt.push(rollout.Task{Task: ti.Stub(rel), Source: ep.Files[rel], Isolated: &e})
 	}
 	return nil
 }
@@ -331,9 +332,14 @@ func (rt *rolloutTasks) loaded(path string, diags []dsl.Diagnostic, tasks int, n
 	return true, nil
 }
 
-// add adds a task loaded here, to run here or (--isolate for the built-in corpus) in workers.
+// add adds a task loaded here, to run here or (--isolate for the built-in corpus) in workers,
+// with its sources as they are now, right after its load.
 func (rt *rolloutTasks) add(c *dsl.Corpus, t *dsl.Task, src []byte, builtin bool) error {
-	rtask := rollout.Task{Task: t, Source: src}
+	sources, err := trace.Sources(c, t.Rel)
+	if err != nil {
+		return err
+	}
+	rtask := rollout.Task{Task: t, Source: src, Sources: sources}
 	if rt.iso.isolated(builtin) {
 		ep, err := rt.episode(c, t.Rel)
 		if err != nil {

@@ -131,8 +131,13 @@ func runHere(ctx context.Context, tg *target, seed int64, choice *agentChoice, o
 	if err != nil {
 		return nil, err
 	}
+	// the start event records the task file and every file it loads
+	sources, err := trace.Sources(tg.corpus, tg.rel)
+	if err != nil {
+		return nil, err
+	}
 	out.begin(task.Name, task.File, len(task.Turns), choice.name, episode.EffectiveSeed(task.Seed, seed))
-	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: task, Source: src, Seed: seed, Agent: choice.spec,
+	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: task, Source: src, Sources: sources, Seed: seed, Agent: choice.spec,
 		Model: choice.cfg, Print: print, Trace: tr})
 	switch {
 	case setup != nil:

@@ -86,7 +86,7 @@ func TestServicesEndToEnd(t *testing.T) {
 	assert.Contains(t, out, "matched")
 
 	sft := filepath.Join(dir, "sft.jsonl")
-	code, out, errs = modelCLI(t, "export", "sft", tr, "--out", sft)
+	code, out, errs = modelCLI(t, "export", "sft", tr, "--out", sft, "--corpus", dir)
 	require.Equal(t, 0, code, "export:\n%s%s", out, errs)
 	data, err := os.ReadFile(sft)
 	require.NoError(t, err)

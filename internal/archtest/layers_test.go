@@ -18,7 +18,7 @@ const module = "github.com/coworkenv/coworkenv/"
 // layers, from the bottom: a package is in the layer of the longest prefix that matches its
 // folder.
 var layers = [][]string{
-	{"internal/jsonv", "internal/starconv", "internal/chattest", "internal/startest", "workspace/timefmt"},
+	{"internal/jsonv", "internal/starconv", "internal/starargs", "internal/limits", "internal/chattest", "internal/startest", "workspace/timefmt"},
 	{"workspace"},
 	{"workspace/tools"},
 	{"workspace/service"},
@@ -106,7 +106,7 @@ func TestLayerOf(t *testing.T) {
 	for dir, want := range map[string]int{
 		"workspace": 1, "workspace/timefmt": 0, "workspace/tools": 2, "workspace/services/chat": 4,
 		"workspace/services": 5, "stdlib/wsmod": 6, "dsl": 7, "runtime/episode": 8, "generator/cassette": 9,
-		"internal/refdoc": 9, "internal/servicetest": 10, "internal/jsonv": 0, "cmd/coworkenv": 11, "nowhere": -1,
+		"internal/refdoc": 9, "internal/servicetest": 10, "internal/jsonv": 0, "internal/starargs": 0, "internal/starargs/argstest": 0, "internal/limits": 0, "cmd/coworkenv": 11, "nowhere": -1,
 	} {
 		if got := layerOf(dir); got != want {
 			t.Errorf("layerOf(%q) = %d, want %d", dir, got, want)

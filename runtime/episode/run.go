@@ -11,6 +11,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/stdlib/wsmod"
 	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
@@ -335,13 +336,21 @@ func (tc *TurnContext) callAt(pos syntax.Position, id, name string, args *jsonv.
 	if args == nil {
 		args = &jsonv.Object{}
 	}
+	argsErr := tools.CheckArgsLimits(args)
+	if argsErr != nil {
+		args = &jsonv.Object{} // not kept: arguments over a limit may not fit in a trace line
+	}
 	c := &Call{Turn: tc.Index, ID: id, Name: name, Args: args, Pos: pos}
 	e.res.Calls = append(e.res.Calls, c)
 	if e.obs != nil {
 		e.obs.OnCall(c)
 	}
 	before := e.cur.Hash()
-	e.invoke(c)
+	if argsErr != nil {
+		c.IsError, c.Error = true, argsErr.Error()
+	} else {
+		e.invoke(c)
+	}
 	c.State = e.cur.Hash()
 	c.Changed = c.State != before
 	if c.IsError {
@@ -354,7 +363,7 @@ func (tc *TurnContext) callAt(pos syntax.Position, id, name string, args *jsonv.
 }
 
 func (e *run) invoke(c *Call) {
-	fail := func(msg string) { c.IsError, c.Error = true, msg }
+	fail := func(msg string) { c.IsError, c.Error = true, tools.ErrorText(msg) }
 	spec, ok := e.p.Task.Tool(c.Name)
 	if !ok {
 		fail(fmt.Sprintf("unknown tool %q", c.Name))
@@ -397,6 +406,10 @@ func (e *run) invoke(c *Call) {
 	content, err := jsonv.Encode(result)
 	if err != nil {
 		fail(fmt.Sprintf("tool %s returned a value that is not JSON: %v", c.Name, err))
+		return
+	}
+	if err := tools.CheckResult(c.Name, content); err != nil {
+		fail(err.Error())
 		return
 	}
 	c.Content = string(content)

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 )
 
 // Event is one line of a trace.
@@ -47,8 +48,10 @@ func (e Event) Bool(k string) bool {
 	return b
 }
 
-// MaxLine bounds one trace line (a tool result can be large, but not unbounded).
-const MaxLine = 64 << 20
+// MaxLine bounds one trace line, its newline included (a tool result can be large, but not
+// unbounded): limits.TraceLine, which the largest call and result events fit in. The Writer
+// refuses to write a longer line.
+const MaxLine = limits.TraceLine
 
 // Read parses a whole trace into the event types. Every problem is an error that names the
 // line: a line that is not a JSON object, an unknown event, a missing or mistyped field (named

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/workspace"
 )
@@ -93,6 +94,11 @@ func (tw *Writer) emit(ev Body) {
 		return
 	}
 	b, err := Encode(ev)
+	if err == nil && len(b)+1 > MaxLine {
+		// never a line the reader refuses: the episode's limits keep results and arguments
+		// below this, so only what they do not bound (a user message, a reply) gets here
+		err = fmt.Errorf("the %s event is %d bytes, over the %s limit of a trace line", ev.Kind(), len(b)+1, limits.Bytes(MaxLine))
+	}
 	if err == nil {
 		b = append(b, '\n')
 		_, err = tw.w.Write(b)

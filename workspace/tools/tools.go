@@ -146,9 +146,12 @@ func (p *Param) schema() *jsonv.Object {
 //	argument "tags": item 1: got integer, want string
 //	argument "site": "x" is not one of "lisbon", "porto"
 //
-// Unknown arguments are reported first, then the parameters in order. A nil args is an empty
-// object.
+// Arguments over the limits of a tool call (CheckArgsLimits) are reported first, then unknown
+// arguments, then the parameters in order. A nil args is an empty object.
 func (t *Tool) CheckArgs(args *jsonv.Object) (*jsonv.Object, error) {
+	if err := CheckArgsLimits(args); err != nil {
+		return nil, err
+	}
 	if args != nil {
 		for _, m := range args.Members {
 			if t.param(m.Key) == nil {

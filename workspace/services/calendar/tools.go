@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
@@ -18,7 +19,7 @@ var agentTools = []*tools.Tool{
 		Group: group,
 		Description: "List the calendar events that overlap a time range (an event that ends exactly at start or " +
 			"begins exactly at end is not included), sorted by start time. Each event is {id, title, start, " +
-			"end, attendees, location, description}.",
+			"end, attendees, location, description}. " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Req("start", tools.TypeString, "Start of the range, "+timeDesc),
 			tools.Req("end", tools.TypeString, "End of the range, "+timeDesc),
@@ -71,11 +72,11 @@ func calendarList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]jsonv.Value, len(evs))
-	for i, e := range evs {
-		out[i] = EventJSON(e)
+	out := make([]jsonv.Value, 0, min(len(evs), limits.ListItems))
+	for _, e := range evs[:cap(out)] {
+		out = append(out, EventJSON(e))
 	}
-	return out, nil
+	return tools.Listing(out, len(evs), false, "events", "give a shorter time range"), nil
 }
 
 func calendarCreate(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
 	"github.com/coworkenv/coworkenv/workspace/timefmt"
@@ -465,6 +466,9 @@ func post(st *workspace.State, d draft) (*Message, error) {
 	if strings.TrimSpace(d.text) == "" {
 		return nil, errors.New("the message is empty: give its text")
 	}
+	if err := checkText(d.text); err != nil {
+		return nil, err
+	}
 	if isDM(conv) {
 		people := dmPeople(conv)
 		if sender != v.me && !slices.Contains(people, sender) {
@@ -512,10 +516,21 @@ func post(st *workspace.State, d draft) (*Message, error) {
 	return m, st.PartPut(Part, m.ID, opPost, m)
 }
 
+// checkText refuses a message text over limits.ChatText.
+func checkText(text string) error {
+	if len(text) > limits.ChatText {
+		return fmt.Errorf("the text is %d bytes, over the %s limit of a chat message", len(text), limits.Bytes(limits.ChatText))
+	}
+	return nil
+}
+
 // edit replaces the text of a message (its mentions are read again) and marks it edited.
 func edit(st *workspace.State, m *Message, text string) (*Message, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("the new text is empty: to take a message back, delete it")
+	}
+	if err := checkText(text); err != nil {
+		return nil, err
 	}
 	c := m.clone()
 	c.Text, c.Mentions, c.Edited = text, mentionsIn(text), true

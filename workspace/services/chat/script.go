@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
@@ -43,7 +44,7 @@ var wsMethods = []service.Method{
 	{Name: "post", Write: true, Ret: "string",
 		Params: []service.Param{{Name: "channel"}, {Name: "sender"}, {Name: "text"}, {Name: "thread", Default: "None"},
 			{Name: "at", Default: "None"}, {Name: "mentions", Default: "None"}},
-		Doc: "Posts a message and returns its id (\"cm1\", \"cm2\", … in order of posting). channel is a channel that exists (\"#dispatch\") or a direct message (\"@dana.berg\", \"@dana.berg,@lars.olsen\": with the user, who is left out of the name; it exists from its first message, and sender must be the user or one of its people). thread is the id of a message of the same conversation to reply to (a reply to a reply joins the same thread). at (RFC 3339) defaults to the clock's now; messages are read in order of time, then of id. mentions replaces the handles parsed from \"@handle\" in the text.",
+		Doc: "Posts a message and returns its id (\"cm1\", \"cm2\", … in order of posting). channel is a channel that exists (\"#dispatch\") or a direct message (\"@dana.berg\", \"@dana.berg,@lars.olsen\": with the user, who is left out of the name; it exists from its first message, and sender must be the user or one of its people). thread is the id of a message of the same conversation to reply to (a reply to a reply joins the same thread). at (RFC 3339) defaults to the clock's now; messages are read in order of time, then of id. mentions replaces the handles parsed from \"@handle\" in the text. A text over " + limits.Bytes(limits.ChatText) + " is an error.",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			d := draft{conv: a.Str(0), sender: a.Str(1), text: a.Str(2), thread: a.OptStr(3, ""), at: a.OptStr(4, "")}
 			if ms := a.StrList(5, true); ms != nil {
@@ -122,7 +123,7 @@ var wsMethods = []service.Method{
 			}
 		})},
 	{Name: "edit", Write: true, Ret: "None", Params: []service.Param{{Name: "id"}, {Name: "text"}},
-		Doc: "Replaces the text of message id, as its sender editing it: the mentions are read again from the new text and the message is marked edited. A turn's before uses it for a colleague who changes what they asked.",
+		Doc: "Replaces the text of message id, as its sender editing it: the mentions are read again from the new text and the message is marked edited. A turn's before uses it for a colleague who changes what they asked. A text over " + limits.Bytes(limits.ChatText) + " is an error.",
 		Call: onMessage(func(a service.Args) change {
 			text := a.Str(1)
 			return func(st *workspace.State, _ *view, m *Message) error {

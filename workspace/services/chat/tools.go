@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
@@ -21,6 +22,9 @@ const (
 	limitDesc = "Largest number of messages to return (the newest ones)."
 )
 
+// listingDoc says what a listing of messages shows at once: the newest that fit.
+var listingDoc = strings.Replace(tools.ListingDoc, "with the first items", "with the newest messages", 1)
+
 var agentTools = []*tools.Tool{
 	{Name: "chat_list_channels", Group: "chat",
 		Description: "List the chat conversations: the channels, then your direct messages. Returns {you, conversations}: you is your own handle; " +
@@ -28,25 +32,25 @@ var agentTools = []*tools.Tool{
 		Run: listChannels},
 	{Name: "chat_read", Group: "chat",
 		Description: "Read a channel or direct message: its newest messages, oldest first, without the replies inside threads. " +
-			"To read a thread, give thread = the id of a message in it: you get the thread's first message, then its replies. " + msgShape,
+			"To read a thread, give thread = the id of a message in it: you get the thread's first message, then its replies. " + msgShape + " " + listingDoc,
 		Params: []tools.Param{param("channel", tools.TypeString, convDesc, nil), param("thread", tools.TypeString, "Id of a message whose thread to read.", ""),
 			param("limit", tools.TypeInteger, limitDesc, int64(20))},
 		Run: readConv},
 	{Name: "chat_post", Group: "chat",
 		Description: "Post a message as yourself in a channel or a direct message (a direct message to someone new starts the conversation). " +
 			"With thread = a message id, the message is a reply in that message's thread (a reply to a reply joins the same thread). " +
-			"Write \"@handle\" to mention someone. Returns {id, channel, thread, ts}.",
+			"Write \"@handle\" to mention someone. A message holds at most " + limits.Bytes(limits.ChatText) + ". Returns {id, channel, thread, ts}.",
 		Params: []tools.Param{param("channel", tools.TypeString, convDesc, nil), param("text", tools.TypeString, "The message, plain text.", nil),
 			param("thread", tools.TypeString, "Id of the message to reply to in its thread; leave out to post in the channel itself.", "")},
 		Run: postTool},
 	{Name: "chat_search", Group: "chat",
 		Description: "Search every channel and direct message (or one, with channel) for messages whose text or sender contains every word of query, case ignored; thread replies included. " +
-			"Returns the newest matches, oldest first. " + msgShape,
+			"Returns the newest matches, oldest first. " + msgShape + " " + listingDoc,
 		Params: []tools.Param{param("query", tools.TypeString, "Words to look for.", nil), param("channel", tools.TypeString, "Search only this conversation.", ""),
 			param("limit", tools.TypeInteger, limitDesc, int64(20))},
 		Run: search},
 	{Name: "chat_mentions", Group: "chat",
-		Description: "The messages that mention you: \"@\" and your handle, or @here, @channel or @everyone in a channel you are a member of. Returns the newest, oldest first. " + msgShape,
+		Description: "The messages that mention you: \"@\" and your handle, or @here, @channel or @everyone in a channel you are a member of. Returns the newest, oldest first. " + msgShape + " " + listingDoc,
 		Params:      []tools.Param{param("limit", tools.TypeInteger, limitDesc, int64(20))},
 		Run:         mentions},
 	{Name: "chat_react", Group: "chat",
@@ -56,7 +60,7 @@ var agentTools = []*tools.Tool{
 			param("remove", tools.TypeBoolean, "Take your reaction back instead.", false)},
 		Run: reactTool},
 	{Name: "chat_edit", Group: "chat",
-		Description: "Replace the text of one of your own messages; it shows as edited. Returns the message.",
+		Description: "Replace the text of one of your own messages (at most " + limits.Bytes(limits.ChatText) + "); it shows as edited. Returns the message.",
 		Params:      []tools.Param{param("message_id", tools.TypeString, idDesc, nil), param("text", tools.TypeString, "The new text.", nil)},
 		Run:         editTool},
 	{Name: "chat_delete", Group: "chat",
@@ -77,15 +81,19 @@ func arg[T any](args *jsonv.Object, name string) T {
 	return x
 }
 
-// newest keeps the last limit messages.
-func newest(ms []*Message, limit int64) ([]*Message, error) {
+// newest keeps the last limit messages, and of them no more than a listing shows; total is how
+// many limit keeps.
+func newest(ms []*Message, limit int64) (kept []*Message, total int, err error) {
 	if limit < 1 {
-		return nil, fmt.Errorf("argument \"limit\": must be at least 1, got %d", limit)
+		return nil, 0, fmt.Errorf("argument \"limit\": must be at least 1, got %d", limit)
 	}
-	if int64(len(ms)) > limit {
-		ms = ms[int64(len(ms))-limit:]
-	}
-	return ms, nil
+	total = int(min(limit, int64(len(ms))))
+	return ms[len(ms)-min(total, limits.ListItems):], total, nil
+}
+
+// listing is the result of a tool that shows messages: the newest that fit (tools.Listing).
+func (v *view) listing(ms []*Message, total int, narrow string) jsonv.Value {
+	return tools.Listing(v.list(ms), total, true, "messages", narrow)
 }
 
 // list shows messages with their reply counts.
@@ -149,13 +157,14 @@ func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			}
 		}
 	}
-	if ms, err = newest(ms, arg[int64](args, "limit")); err != nil {
+	ms, total, err := newest(ms, arg[int64](args, "limit"))
+	if err != nil {
 		return nil, err
 	}
 	if head != nil {
-		ms = append([]*Message{head}, ms...)
+		ms, total = append([]*Message{head}, ms...), total+1
 	}
-	return v.list(ms), nil
+	return v.listing(ms, total, "give a smaller limit, or read a thread"), nil
 }
 
 func postTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
@@ -188,20 +197,20 @@ func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			ms = append(ms, m)
 		}
 	}
-	ms, err := newest(ms, arg[int64](args, "limit"))
+	ms, total, err := newest(ms, arg[int64](args, "limit"))
 	if err != nil {
 		return nil, err
 	}
-	return v.list(ms), nil
+	return v.listing(ms, total, "add words to the query, or give a channel"), nil
 }
 
 func mentions(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
-	ms, err := newest(slices.DeleteFunc(slices.Clone(v.msgs), func(m *Message) bool { return !v.mentionsMe(m) }), arg[int64](args, "limit"))
+	ms, total, err := newest(slices.DeleteFunc(slices.Clone(v.msgs), func(m *Message) bool { return !v.mentionsMe(m) }), arg[int64](args, "limit"))
 	if err != nil {
 		return nil, err
 	}
-	return v.list(ms), nil
+	return v.listing(ms, total, "give a smaller limit"), nil
 }
 
 func reactTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
@@ -54,7 +55,7 @@ var agentTools = []*tools.Tool{
 			"by part of a name or nickname, role, team, company, location or email, in any combination (\"greta dispatch\", " +
 			"\"fleet planner hamburg\"), or part of a phone number. Case and accents do not matter and every word must match; notes are searched only when nothing else matches. Returns the best matches first " +
 			"as summaries {id, name, role, team, company, location, email, source}; contacts_get gives the phone, the manager, " +
-			"the direct reports and the notes.",
+			"the direct reports and the notes. " + tools.ListingDoc,
 		Params: []tools.Param{
 			param("query", tools.TypeString, "Words to look for, like \"Greta dispatch\" or \"finance controller\".", true, nil),
 			param("team", tools.TypeString, "Keep only people whose team or department matches this.", false, nil),
@@ -76,7 +77,7 @@ var agentTools = []*tools.Tool{
 		Name:  "contacts_list",
 		Group: group,
 		Description: "List contacts, sorted by name, as summaries {id, name, role, team, company, location, email, source}, " +
-			"optionally only those of a team, a location, a company or a source (each filter matches words, ignoring case).",
+			"optionally only those of a team, a location, a company or a source (each filter matches words, ignoring case). " + tools.ListingDoc,
 		Params: []tools.Param{
 			param("team", tools.TypeString, "Team or department, like \"Dispatch\".", false, nil),
 			param("location", tools.TypeString, "City, site or office, like \"Antwerp\".", false, nil),
@@ -136,15 +137,16 @@ func summary(c *Contact) *jsonv.Object {
 		"location", c.Location, "email", c.Email, "source", c.Source)
 }
 
-func summaries(cs []*Contact, limit int64) []jsonv.Value {
+// summaries is the listing of the first limit contacts of cs.
+func summaries(cs []*Contact, limit int64) jsonv.Value {
 	out := []jsonv.Value{}
 	for _, c := range cs {
-		if int64(len(out)) >= limit {
+		if int64(len(out)) >= limit || len(out) >= limits.ListItems {
 			break
 		}
 		out = append(out, summary(c))
 	}
-	return out
+	return tools.Listing(out, int(min(limit, int64(len(cs)))), false, "contacts", "add words to the query, or a filter")
 }
 
 // full is a contact as contacts_get shows it, with its manager and direct reports.

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
@@ -18,7 +19,7 @@ var wsMethods = []service.Method{
 			}
 			return nil, st.Files().Write(p, content)
 		},
-		Doc: "Creates or replaces the file at path with content (a string), creating its parent folders. It is an error when path is a folder or a parent is a file, or when content is over 8 MiB."},
+		Doc: "Creates or replaces the file at path with content (a string), creating its parent folders. It is an error when path is a folder or a parent is a file, or when content is over " + limits.Bytes(limits.FileSize) + "."},
 	{Name: "read", Params: []service.Param{{Name: "path"}}, Ret: "string",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			p := a.Str(0)

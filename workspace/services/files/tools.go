@@ -3,8 +3,10 @@ package files
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
@@ -18,16 +20,17 @@ var agentTools = []*tools.Tool{
 		Name:  "fs_list",
 		Group: group,
 		Description: "List the contents of a folder in the user's files. Returns the names of the files and " +
-			"folders directly inside it, sorted; folder names end with \"/\".",
+			"folders directly inside it, sorted; folder names end with \"/\". " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Opt("path", tools.TypeString, "Absolute path of the folder, like \"/reports\".", "/"),
 		},
 		Run: fsList,
 	},
 	{
-		Name:        "fs_read",
-		Group:       group,
-		Description: "Read a text file from the user's files. Returns the whole content as a string.",
+		Name:  "fs_read",
+		Group: group,
+		Description: "Read a text file from the user's files. Returns the whole content as a string (a file holds at most " +
+			limits.Bytes(limits.FileSize) + ").",
 		Params: []tools.Param{
 			tools.Req("path", tools.TypeString, "Absolute path of the file, like \"/reports/q3.csv\"."),
 		},
@@ -37,8 +40,8 @@ var agentTools = []*tools.Tool{
 		Name:  "fs_write",
 		Group: group,
 		Description: "Create a file, or replace the whole content of an existing one. Missing parent folders " +
-			"are created. To change part of a file, read it, edit the text and write it all back. " +
-			"Returns {\"path\"}.",
+			"are created. To change part of a file, read it, edit the text and write it all back. A file holds at most " +
+			limits.Bytes(limits.FileSize) + ". Returns {\"path\"}.",
 		Params: []tools.Param{
 			tools.Req("path", tools.TypeString, "Absolute path of the file to write."),
 			tools.Req("content", tools.TypeString, "The complete new content of the file."),
@@ -71,7 +74,8 @@ var agentTools = []*tools.Tool{
 		Name:  "fs_search",
 		Group: group,
 		Description: "Search the text of files for lines containing a string (case-insensitive). Returns a list " +
-			"of {path, line, text}, one per matching line, by path then line number (lines count from 1).",
+			"of {path, line, text}, one per matching line, by path then line number (lines count from 1); the text of a line longer than " +
+			limits.Bytes(limits.MatchText) + " is cut around the match, marked by \"…\". " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Req("query", tools.TypeString, "The text to look for."),
 			tools.Opt("path", tools.TypeString, "Folder to search in, with all its subfolders, or a single file.", "/"),
@@ -85,7 +89,7 @@ func fsList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tools.Strings(names), nil
+	return tools.Listing(tools.Strings(names), len(names), false, "entries", "list a subfolder, or use fs_search"), nil
 }
 
 func fsRead(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
@@ -137,17 +141,52 @@ func fsSearch(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	}
 	q := strings.ToLower(query)
 	out := []jsonv.Value{}
+	total := 0 // matches, also past the ones a listing can show (which are all that is built)
 	for _, p := range paths {
 		content, _ := fs.Read(p)
 		if !strings.Contains(strings.ToLower(content), q) {
 			continue
 		}
-		for i, line := range strings.Split(content, "\n") {
+		for i := 1; content != ""; i++ {
+			var line string
+			line, content, _ = strings.Cut(content, "\n")
 			line = strings.TrimSuffix(line, "\r")
-			if strings.Contains(strings.ToLower(line), q) {
-				out = append(out, jsonv.NewObject("path", p, "line", int64(i+1), "text", line))
+			at := strings.Index(strings.ToLower(line), q)
+			if at < 0 {
+				continue
+			}
+			if total++; len(out) < limits.ListItems {
+				out = append(out, jsonv.NewObject("path", p, "line", int64(i), "text", matchText(line, at, len(q))))
 			}
 		}
 	}
-	return out, nil
+	return tools.Listing(out, total, false, "matches", "narrow the query or the path"), nil
+}
+
+// matchText is the text of a matching line as fs_search shows it: the line, or when it is longer
+// than limits.MatchText, the part of it around the match (at and n: where the match is in the
+// lower-cased line, and its length), marked by "…" where it is cut.
+func matchText(line string, at, n int) string {
+	if len(line) <= limits.MatchText {
+		return line
+	}
+	if len(strings.ToLower(line)) != len(line) {
+		at, n = 0, 0 // lower-casing moved the bytes: show the start
+	}
+	from := max(0, min(at-(limits.MatchText-n)/2, len(line)-limits.MatchText))
+	to := from + limits.MatchText
+	for from > 0 && !utf8.RuneStart(line[from]) {
+		from++
+	}
+	for to < len(line) && !utf8.RuneStart(line[to]) {
+		to--
+	}
+	text := line[from:to]
+	if from > 0 {
+		text = "…" + text
+	}
+	if to < len(line) {
+		text += "…"
+	}
+	return text
 }

@@ -53,6 +53,6 @@ func TestFSTools(t *testing.T) {
 func TestSchema(t *testing.T) {
 	tl, _ := services.Tool("fs_list")
 	assert.Equal(t,
-		`{"type":"function","function":{"name":"fs_list","description":"List the contents of a folder in the user's files. Returns the names of the files and folders directly inside it, sorted; folder names end with \"/\".","parameters":{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the folder, like \"/reports\".","default":"/"}},"required":[],"additionalProperties":false}}}`,
+		`{"type":"function","function":{"name":"fs_list","description":"List the contents of a folder in the user's files. Returns the names of the files and folders directly inside it, sorted; folder names end with \"/\". At most 200 items (256 KiB of JSON) are returned: when there are more, the result is {items, truncated: true, total, note} instead of a list, with the first items and how many there are; narrow the request to see the others.","parameters":{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the folder, like \"/reports\".","default":"/"}},"required":[],"additionalProperties":false}}}`,
 		jsonv.MustEncode(tl.Schema()))
 }

@@ -3,6 +3,7 @@ package mail
 import (
 	"fmt"
 
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
@@ -28,7 +29,7 @@ var wsMethods = []service.Method{
 		Params: []service.Param{{Name: "sender"}, {Name: "subject"}, {Name: "body"}, {Name: "to", Default: "None"}, {Name: "cc", Default: "[]"},
 			{Name: "date", Default: "None"}, {Name: "folder", Default: `"inbox"`}, {Name: "attachments", Default: "{}"}, {Name: "read", Default: "False"},
 			{Name: "labels", Default: "[]"}, {Name: "in_reply_to", Default: "None"}},
-		Doc: "Puts a message into the mailbox and returns its id (\"m1\", \"m2\", …). to and cc take one address or a list; to defaults to [ws.mail.address]. date (RFC 3339) defaults to the clock's now. The folder is created when it is new. attachments maps file names to contents (strings), kept in dict order. A message with in_reply_to joins the thread of that message when it exists; otherwise it starts its own thread."},
+		Doc: "Puts a message into the mailbox and returns its id (\"m1\", \"m2\", …). to and cc take one address or a list; to defaults to [ws.mail.address]. date (RFC 3339) defaults to the clock's now. The folder is created when it is new. attachments maps file names to contents (strings), kept in dict order. A body over " + limits.Bytes(limits.MailBody) + ", an attachment over " + limits.Bytes(limits.Attachment) + " or attachments over " + limits.Bytes(limits.Attachments) + " together are an error. A message with in_reply_to joins the thread of that message when it exists; otherwise it starts its own thread."},
 	{Name: "get", Params: []service.Param{{Name: "id"}}, Ret: "struct | None",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			id := a.Str(0)

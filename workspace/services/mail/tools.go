@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
@@ -17,12 +18,15 @@ const group = "mail"
 
 const idDesc = "Message id, like \"m3\", as given by mail_list."
 
+// attachDoc says the limits of attachments.
+var attachDoc = "at most " + limits.Bytes(limits.Attachment) + " each and " + limits.Bytes(limits.Attachments) + " together"
+
 var agentTools = []*tools.Tool{
 	{
 		Name:  "mail_list",
 		Group: group,
 		Description: "List messages in a mail folder, newest first, as summaries {id, sender, subject, date, read}. " +
-			"Use mail_read to see a whole message.",
+			"Use mail_read to see a whole message. " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Opt("folder", tools.TypeString, "Folder to list, like \"inbox\", \"sent\" or \"archive\"; \"\" lists every folder.", "inbox"),
 			tools.Opt("unread_only", tools.TypeBoolean, "List only unread messages.", false),
@@ -59,9 +63,9 @@ var agentTools = []*tools.Tool{
 		Params: []tools.Param{
 			tools.Req("to", tools.TypeAddresses, "Recipient address, or a list of addresses."),
 			tools.Req("subject", tools.TypeString, "Subject line."),
-			tools.Req("body", tools.TypeString, "Plain-text body."),
+			tools.Req("body", tools.TypeString, "Plain-text body, at most "+limits.Bytes(limits.MailBody)+"."),
 			tools.Opt("cc", tools.TypeAddresses, "Address or list of addresses to copy.", []jsonv.Value{}),
-			tools.WithItems(tools.Opt("attachments", tools.TypeArray, "Absolute paths of files to attach; each is attached under its file name.", []jsonv.Value{}), tools.TypeString),
+			tools.WithItems(tools.Opt("attachments", tools.TypeArray, "Absolute paths of files to attach; each is attached under its file name ("+attachDoc+").", []jsonv.Value{}), tools.TypeString),
 		},
 		Run: mailSend,
 	},
@@ -73,9 +77,9 @@ var agentTools = []*tools.Tool{
 			"the same thread, and the original is not quoted. Returns {\"id\"} of the reply.",
 		Params: []tools.Param{
 			tools.Req("id", tools.TypeString, "Id of the message to reply to."),
-			tools.Req("body", tools.TypeString, "Plain-text body of the reply."),
+			tools.Req("body", tools.TypeString, "Plain-text body of the reply, at most "+limits.Bytes(limits.MailBody)+"."),
 			tools.Opt("reply_all", tools.TypeBoolean, "Also copy everyone else who received the message.", false),
-			tools.WithItems(tools.Opt("attachments", tools.TypeArray, "Absolute paths of files to attach.", []jsonv.Value{}), tools.TypeString),
+			tools.WithItems(tools.Opt("attachments", tools.TypeArray, "Absolute paths of files to attach ("+attachDoc+").", []jsonv.Value{}), tools.TypeString),
 		},
 		Run: mailReply,
 	},
@@ -83,7 +87,7 @@ var agentTools = []*tools.Tool{
 		Name:  "mail_forward",
 		Group: group,
 		Description: "Forward a message to new recipients, with its attachments. The subject gets \"Fwd: \" and the " +
-			"original message is quoted below your note. Returns {\"id\"} of the new message.",
+			"original message is quoted below your note (the note and the quote together at most " + limits.Bytes(limits.MailBody) + "). Returns {\"id\"} of the new message.",
 		Params: []tools.Param{
 			tools.Req("id", tools.TypeString, "Id of the message to forward."),
 			tools.Req("to", tools.TypeAddresses, "Recipient address, or a list of addresses."),
@@ -131,18 +135,21 @@ func mailList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	msgs := ws.Mail().Messages(f)
 	q := strings.ToLower(tools.ArgStr(args, "query"))
 	out := []jsonv.Value{}
+	total := 0 // the messages the limit asks for, also past those a listing can show
 	// Messages is oldest first (date, then id number): newest first is the reverse.
 	for _, m := range slices.Backward(msgs) {
-		if int64(len(out)) >= limit {
+		if int64(total) >= limit {
 			break
 		}
 		if q != "" && !strings.Contains(strings.ToLower(m.Sender), q) &&
 			!strings.Contains(strings.ToLower(m.Subject), q) && !strings.Contains(strings.ToLower(m.Body), q) {
 			continue
 		}
-		out = append(out, MessageSummary(m))
+		if total++; len(out) < limits.ListItems {
+			out = append(out, MessageSummary(m))
+		}
 	}
-	return out, nil
+	return tools.Listing(out, total, false, "messages", "give a query or a folder, or a smaller limit"), nil
 }
 
 func message(ws *workspace.State, id string) (workspace.Message, error) {

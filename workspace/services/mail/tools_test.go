@@ -191,7 +191,7 @@ func TestSchema(t *testing.T) {
 	props := params.(*jsonv.Object)
 	assert.Equal(t, []string{"to", "subject", "body", "cc", "attachments"}, props.Keys(), "properties in Params order")
 	assert.Equal(t, `{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"description":"Recipient address, or a list of addresses."}`, jsonv.MustEncode(must(props.Get("to"))))
-	assert.Equal(t, `{"type":"array","description":"Absolute paths of files to attach; each is attached under its file name.","items":{"type":"string"},"default":[]}`, jsonv.MustEncode(must(props.Get("attachments"))))
+	assert.Equal(t, `{"type":"array","description":"Absolute paths of files to attach; each is attached under its file name (at most 8 MiB each and 32 MiB together).","items":{"type":"string"},"default":[]}`, jsonv.MustEncode(must(props.Get("attachments"))))
 	req, _ := must(must(tl.Schema().Get("function")).(*jsonv.Object).Get("parameters")).(*jsonv.Object).Get("required")
 	assert.Equal(t, `["to","subject","body"]`, jsonv.MustEncode(req))
 

@@ -2,6 +2,7 @@ package records
 
 import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
@@ -31,7 +32,7 @@ var wsMethods = []service.Method{
 			}
 			return starlark.String(id), nil
 		},
-		Doc: "Stores a copy of record (a dict of JSON-compatible values) in collection, which is created when new, and returns the record's id. When the record has no \"id\" (or a None one) it gets \"<collection>-<n>\", n counting per collection from 1 and skipping ids already taken; an id that is not a string, or is already taken, is an error."},
+		Doc: "Stores a copy of record (a dict of JSON-compatible values) in collection, which is created when new, and returns the record's id. When the record has no \"id\" (or a None one) it gets \"<collection>-<n>\", n counting per collection from 1 and skipping ids already taken; an id that is not a string, or is already taken, is an error, and so is a record over " + limits.Bytes(limits.RecordSize) + " as JSON."},
 	{Name: "get", Params: []service.Param{{Name: "collection"}, {Name: "id"}}, Ret: "dict | None",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			coll, id := a.Str(0), a.Str(1)
@@ -77,7 +78,7 @@ var wsMethods = []service.Method{
 			}
 			return starconv.FromJSON(rec), nil
 		},
-		Doc: "Sets the given fields of record id of collection (update(\"deals\", \"D-1\", stage = \"won\")), adding those it lacks; a field given as None stores null. Returns a copy of the updated record. A missing record is an error, and so is giving \"id\" a different value."},
+		Doc: "Sets the given fields of record id of collection (update(\"deals\", \"D-1\", stage = \"won\")), adding those it lacks; a field given as None stores null. Returns a copy of the updated record. A missing record is an error, and so is giving \"id\" a different value or making the record larger than " + limits.Bytes(limits.RecordSize) + " as JSON."},
 	{Name: "remove", Params: []service.Param{{Name: "collection"}, {Name: "id"}}, Ret: "None", Write: true,
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			coll, id := a.Str(0), a.Str(1)
