@@ -2,40 +2,32 @@ package dsl
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"go.starlark.net/starlark"
 )
 
-// Param is one parameter of a builtin or method, as its table declares it. Default is the value
-// an argument that is left out or given as None takes, and what the signature shows; nil makes
-// the parameter required. A name starting with "**" collects the keyword arguments that name no
-// other parameter; the parameters before it are then positional only, so that those keyword
+// Param is one parameter of a builtin or method, as its table declares it (see starargs.Param).
+// Default is the value an argument that is left out or given as None takes, and what the
+// signature shows; nil makes the parameter required. A name starting with "**" collects the
+// keyword arguments; the parameters before it are then positional only, so that those keyword
 // arguments may have any name (agent.call("t", name = "x") passes name to the tool).
-type Param struct {
-	Name    string
-	Default starlark.Value
-}
+type Param = starargs.Param
 
 // Req is a required parameter.
-func Req(name string) Param { return Param{Name: name} }
+func Req(name string) Param { return starargs.Req(name) }
 
 // Opt is an optional parameter with its default (starlark.None: no value).
-func Opt(name string, def starlark.Value) Param {
-	def.Freeze()
-	return Param{Name: name, Default: def}
-}
+func Opt(name string, def starlark.Value) Param { return starargs.Opt(name, def) }
 
 // Rest is a "**name" parameter.
-func Rest(name string) Param { return Param{Name: "**" + name} }
-
-func (p Param) rest() bool { return strings.HasPrefix(p.Name, "**") }
+func Rest(name string) Param { return starargs.Rest(name) }
 
 // Func is one builtin or method: its name, its parameters and its documentation. The same row
 // binds the arguments of every call (Bind) and gives the signature the reference shows
-// (Signature), so the two cannot disagree.
+// (Signature), both through its starargs.Table, so the two cannot disagree.
 type Func struct {
 	Name   string  // as called and as errors name it: "task", "agent.call", "ep.turn"
 	Params []Param // in order; nil for an attribute (Signature is then the bare name)
@@ -44,20 +36,23 @@ type Func struct {
 	Schema bool
 }
 
-// Signature is the function as the reference shows it: `name(a, b=default, **rest)`; the bare
+// table is the parameter table: the parameters before a "**" one are positional only.
+func (f *Func) table() starargs.Table {
+	t := starargs.Table{Params: f.Params}
+	if n := t.Named(); n < len(f.Params) {
+		t.PosOnly = n
+	}
+	return t
+}
+
+// Signature is the function as the reference shows it: `name(a, b=default, /, **rest)`; the bare
 // name for an attribute.
 func (f *Func) Signature() string {
 	if f.Params == nil {
 		return f.Name
 	}
-	parts := make([]string, len(f.Params))
-	for i, p := range f.Params {
-		parts[i] = p.Name
-		if p.Default != nil {
-			parts[i] += "=" + p.Default.String()
-		}
-	}
-	return f.Name + "(" + strings.Join(parts, ", ") + ")"
+	t := f.table()
+	return t.Signature(f.Name, "")
 }
 
 // Starlark makes the function a Starlark builtin that binds its arguments, then runs impl.
@@ -71,78 +66,37 @@ func (f *Func) Starlark(impl func(thread *starlark.Thread, a *Args) (starlark.Va
 	})
 }
 
-// Args holds the arguments of one call by parameter name, with the defaults filled in, so that
-// every builtin and method reports errors the same way: "<func>: <param>: <problem>".
+// Args holds the arguments of one call by parameter position, so that every builtin and method
+// reports errors the same way: "<func>: <param>: <problem>".
 type Args struct {
-	f     *Func
-	vals  map[string]starlark.Value
-	given map[string]bool
-	rest  []starlark.Tuple
+	f    *Func
+	vals []starlark.Value // as given: nil when left out
+	rest []starlark.Tuple
 }
 
-// Bind matches positional and keyword arguments to the parameters. An argument left out, or an
-// optional one given as None, takes its parameter's default. The one wording of binding errors:
-//
-//	task: got 3 positional arguments, want at most 2
-//	task: unexpected argument "promt" (want one of name, prompt, …)
-//	task: name: given twice
-//	task: missing required argument tools
+// Bind matches positional and keyword arguments to the parameters (starargs.Table.Bind, whose
+// wording every binding error has). An argument left out, or an optional one given as None,
+// takes its parameter's default.
 func (f *Func) Bind(pos starlark.Tuple, kwargs []starlark.Tuple) (*Args, error) {
-	a := &Args{f: f, vals: make(map[string]starlark.Value, len(f.Params)), given: map[string]bool{}}
-	named := f.Params
-	hasRest := len(named) > 0 && named[len(named)-1].rest()
-	if hasRest {
-		named = named[:len(named)-1]
+	t := f.table()
+	a := &Args{f: f, vals: make([]starlark.Value, t.Named())}
+	rest, err := t.Bind(f.Name, a.vals, pos, kwargs)
+	if err != nil {
+		return nil, a.fail("%v", err)
 	}
-	if len(pos) > len(named) {
-		return nil, a.fail("%s: got %d positional arguments, want at most %d", f.Name, len(pos), len(named))
-	}
-	for i, v := range pos {
-		a.vals[named[i].Name] = v
-		a.given[named[i].Name] = true
-	}
-	for _, kv := range kwargs {
-		k := string(kv[0].(starlark.String))
-		switch {
-		case hasRest:
-			a.rest = append(a.rest, kv)
-			continue
-		case a.param(k) == nil:
-			return nil, a.fail("%s: unexpected argument %q (want one of %s)", f.Name, k, strings.Join(paramNames(named), ", "))
-		case a.given[k]:
-			return nil, a.fail("%s: %s: given twice", f.Name, k)
-		}
-		a.vals[k] = kv[1]
-		a.given[k] = true
-	}
-	for _, p := range named {
-		v, ok := a.vals[p.Name]
-		switch {
-		case !ok && p.Default == nil:
-			return nil, a.fail("%s: missing required argument %s", f.Name, p.Name)
-		case (!ok || v == starlark.None) && p.Default != nil:
-			a.vals[p.Name] = p.Default
-		}
-	}
+	a.rest = rest
 	return a, nil
 }
 
-func paramNames(ps []Param) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Name
+// index returns the position of the declared parameter called name. Reading a parameter the
+// table does not declare is a bug, and panics.
+func (a *Args) index(name string) int {
+	t := a.f.table()
+	i := t.Index(name)
+	if i < 0 {
+		panic(fmt.Sprintf("dsl: %s has no parameter %s", a.f.Name, name))
 	}
-	return out
-}
-
-// param returns the declared parameter called name, or nil.
-func (a *Args) param(name string) *Param {
-	for i := range a.f.Params {
-		if a.f.Params[i].Name == name && !a.f.Params[i].rest() {
-			return &a.f.Params[i]
-		}
-	}
-	return nil
+	return i
 }
 
 func (a *Args) fail(format string, x ...any) error {
@@ -165,20 +119,19 @@ func (a *Args) TypeErr(name string, v starlark.Value, want string) error {
 // Value is the argument as given, or its default (None for an optional parameter without one).
 // Reading a parameter the table does not declare is a bug, and panics.
 func (a *Args) Value(name string) starlark.Value {
-	if a.param(name) == nil {
-		panic(fmt.Sprintf("dsl: %s has no parameter %s", a.f.Name, name))
+	i := a.index(name)
+	v, def := a.vals[i], a.f.Params[i].Default
+	if def != nil && (v == nil || v == starlark.None) {
+		return def
 	}
-	return a.vals[name]
+	return v
 }
 
 // Has reports whether the argument has a value other than None (given, or by default).
 func (a *Args) Has(name string) bool { return a.Value(name) != starlark.None }
 
 // Given reports whether the call passed the argument, even as None.
-func (a *Args) Given(name string) bool {
-	a.Value(name)
-	return a.given[name]
-}
+func (a *Args) Given(name string) bool { return a.vals[a.index(name)] != nil }
 
 // Rest is the keyword arguments a "**" parameter collected, in call order.
 func (a *Args) Rest() []starlark.Tuple { return a.rest }
@@ -191,7 +144,7 @@ func (a *Args) typed(name, want string) (starlark.Value, error) {
 	if v != starlark.None {
 		return v, nil
 	}
-	if a.param(name).Default == nil {
+	if a.f.Params[a.index(name)].Default == nil {
 		return nil, a.TypeErr(name, v, want)
 	}
 	return nil, nil

@@ -2,11 +2,11 @@ package dsl
 
 import (
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starargs/argstest"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/stretchr/testify/assert"
@@ -100,66 +100,35 @@ func TestParamDefaultOutsideEnum(t *testing.T) {
 	}
 }
 
-var sigParam = regexp.MustCompile(`^(\*\*)?([a-z_]+)(=.*)?$`)
-
-// sigParams reads the parameters of a signature string: names, and whether each is required.
-func sigParams(t *testing.T, sig string) (names []string, required []bool) {
-	t.Helper()
-	open := strings.IndexByte(sig, '(')
-	require.True(t, open > 0 && strings.HasSuffix(sig, ")"), sig)
-	for _, part := range strings.Split(sig[open+1:len(sig)-1], ", ") {
-		m := sigParam.FindStringSubmatch(part)
-		require.NotNil(t, m, "%s: %q", sig, part)
-		names = append(names, m[1]+m[2])
-		required = append(required, m[1] == "" && m[3] == "")
-	}
-	return names, required
-}
-
 // The signature the reference shows for a builtin lists exactly the parameters its binder
 // accepts, required exactly where the binder requires them, with the defaults it fills in.
 func TestBuiltinSignaturesAreTheirBinding(t *testing.T) {
 	pre := Predeclared()
 	for _, b := range Builtins {
 		t.Run(b.Name, func(t *testing.T) {
-			names, required := sigParams(t, b.Signature())
-			call := func(kwargs ...starlark.Tuple) error {
+			tab := b.table()
+			require.NoError(t, tab.Check())
+			argstest.Check(t, b.Signature(), func(args starlark.Tuple, kwargs []starlark.Tuple) error {
 				th := NewThread("test", DefaultLimits, nil)
-				_, err := starlark.Call(th, pre[b.Name], nil, kwargs)
+				_, err := starlark.Call(th, pre[b.Name], args, kwargs)
 				return err
-			}
-			err := call(starlark.Tuple{starlark.String("zzz"), starlark.None})
-			require.Error(t, err)
-			assert.Equal(t, b.Name+`: unexpected argument "zzz" (want one of `+strings.Join(names, ", ")+")", err.Error())
-
-			var first string
-			for i, n := range names {
-				if required[i] && first == "" {
-					first = n
-				}
-				// every parameter of the signature is accepted by name
-				err := call(starlark.Tuple{starlark.String(n), starlark.None})
-				if err != nil {
-					assert.NotContains(t, err.Error(), "unexpected argument", n)
-				}
-			}
-			err = call()
-			require.Error(t, err)
-			assert.Equal(t, b.Name+": missing required argument "+first, err.Error())
+			})
 
 			// the defaults the signature shows are the values the binder fills in
+			params, _, err := argstest.Parse(b.Signature())
+			require.NoError(t, err)
 			var kwargs []starlark.Tuple
-			for i, n := range names {
-				if required[i] {
-					kwargs = append(kwargs, starlark.Tuple{starlark.String(n), starlark.None})
+			for _, p := range params {
+				if p.Required {
+					kwargs = append(kwargs, starlark.Tuple{starlark.String(p.Name), starlark.None})
 				}
 			}
 			a, err := b.Bind(nil, kwargs)
 			require.NoError(t, err)
-			for i, n := range names {
-				if !required[i] {
-					assert.Contains(t, b.Signature(), n+"="+a.Value(n).String())
-					assert.False(t, a.Given(n))
+			for _, p := range params {
+				if !p.Required {
+					assert.Contains(t, b.Signature(), p.Name+"="+a.Value(p.Name).String())
+					assert.False(t, a.Given(p.Name))
 				}
 			}
 		})
@@ -172,10 +141,12 @@ func TestBindErrors(t *testing.T) {
 	assert.Equal(t, "f(a, b=2)", f.Signature())
 	_, err := f.Bind(starlark.Tuple{starlark.True, starlark.True, starlark.True}, nil)
 	assert.EqualError(t, err, "f: got 3 positional arguments, want at most 2")
+	_, err = (&Func{Name: "h", Params: []Param{}}).Bind(starlark.Tuple{starlark.True}, nil)
+	assert.EqualError(t, err, "h: got 1 positional argument, want none")
 	_, err = f.Bind(starlark.Tuple{starlark.True}, []starlark.Tuple{{starlark.String("a"), starlark.True}})
 	assert.EqualError(t, err, "f: a: given twice")
 	_, err = f.Bind(nil, []starlark.Tuple{{starlark.String("c"), starlark.True}})
-	assert.EqualError(t, err, `f: unexpected argument "c" (want one of a, b)`)
+	assert.EqualError(t, err, `f: unexpected keyword argument c (want one of a, b)`)
 	_, err = f.Bind(nil, nil)
 	assert.EqualError(t, err, "f: missing required argument a")
 
@@ -189,7 +160,7 @@ func TestBindErrors(t *testing.T) {
 
 	// before a ** parameter, parameters are positional only: every keyword goes to it
 	g := &Func{Name: "g", Params: []Param{Req("name"), Rest("args")}}
-	assert.Equal(t, "g(name, **args)", g.Signature())
+	assert.Equal(t, "g(name, /, **args)", g.Signature())
 	a, err = g.Bind(starlark.Tuple{starlark.String("t")}, []starlark.Tuple{{starlark.String("name"), starlark.True}})
 	require.NoError(t, err)
 	s, err := a.Str("name")

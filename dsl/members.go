@@ -26,8 +26,8 @@ type Members[T any] struct {
 }
 
 // NewMembers makes the table of the value called prefix ("ep"). Each member's name is written in
-// full; a member outside prefix, a duplicate, or a member both or neither attribute and method
-// is a bug, and panics.
+// full; a member outside prefix, a duplicate, a member both or neither attribute and method, or
+// parameters starargs.Table.Check refuses are a bug, and panic.
 func NewMembers[T any](prefix string, list ...Member[T]) *Members[T] {
 	ms := &Members[T]{prefix: prefix + ".", list: list}
 	for _, m := range list {
@@ -41,6 +41,9 @@ func NewMembers[T any](prefix string, list ...Member[T]) *Members[T] {
 			panic("dsl: member " + m.Name + " must be an attribute or a method")
 		case (m.Call != nil) != (m.Params != nil):
 			panic("dsl: member " + m.Name + ": a method, and only a method, has Params")
+		}
+		if t := m.table(); t.Check() != nil {
+			panic("dsl: member " + m.Name + ": " + t.Check().Error())
 		}
 		ms.names = append(ms.names, name)
 	}

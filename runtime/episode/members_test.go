@@ -1,11 +1,13 @@
 package episode_test
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/starargs/argstest"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,8 +36,8 @@ func TestEpAndAgentMembersAreTheReference(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{
 		"ep.turn": "ep.turn", "ep.replies": "ep.replies", "ep.reply": "ep.reply", "ep.calls": "ep.calls",
-		"ep.called":  "ep.called(name, **args)",
-		"agent.call": "agent.call(name, **args)", "agent.reply": "agent.reply(text)",
+		"ep.called":  "ep.called(name, /, **args)",
+		"agent.call": "agent.call(name, /, **args)", "agent.reply": "agent.reply(text)",
 	}, sigs)
 
 	src := fmt.Sprintf(`
@@ -67,7 +69,7 @@ func TestMemberArgumentErrors(t *testing.T) {
 		`agent.call()`:                     "agent.call: missing required argument name",
 		`agent.call("fs_list", "/")`:       "agent.call: got 2 positional arguments, want at most 1",
 		`agent.call(1)`:                    "agent.call: name: got int, want string",
-		`agent.reply(txt = "x")`:           `agent.reply: unexpected argument "txt" (want one of text)`,
+		`agent.reply(txt = "x")`:           `agent.reply: unexpected keyword argument txt (want text)`,
 		`agent.reply(None)`:                "agent.reply: text: got NoneType, want string",
 		`agent.call("fs_list", x = set())`: `agent.call: fs_list: argument "x": `,
 	}
@@ -84,4 +86,33 @@ func TestMemberArgumentErrors(t *testing.T) {
 	r := run(t, load(t, src)["e"], episode.Oracle{})
 	require.NotNil(t, r.Err)
 	assert.Contains(t, r.Err.Message, "ep.called: missing required argument name")
+}
+
+// Every method of ep and agent binds its arguments exactly as its signature in Reference says.
+func TestEpAndAgentSignaturesAreTheirBinding(t *testing.T) {
+	for _, f := range episode.Reference {
+		if f.Params == nil {
+			continue
+		}
+		t.Run(f.Name, func(t *testing.T) {
+			argstest.Check(t, f.Signature(), func(args starlark.Tuple, kwargs []starlark.Tuple) error {
+				var parts []string
+				for _, a := range args {
+					parts = append(parts, a.String())
+				}
+				for _, kv := range kwargs {
+					parts = append(parts, string(kv[0].(starlark.String))+" = "+kv[1].String())
+				}
+				call := f.Name + "(" + strings.Join(parts, ", ") + ")"
+				src := "def _solve(agent):\n    " + call + "\n\ntask(name = \"e\", prompt = \"p\", tools = [\"fs\"], solution = _solve)\n"
+				if strings.HasPrefix(f.Name, "ep.") {
+					src = "def _verify(ws, ep):\n    " + call + "\n\ntask(name = \"e\", prompt = \"p\", tools = [\"fs\"], verify = _verify, solution = lambda agent: None)\n"
+				}
+				if r := run(t, load(t, src)["e"], episode.Oracle{}); r.Err != nil {
+					return errors.New(r.Err.Message)
+				}
+				return nil
+			})
+		})
+	}
 }

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 )
@@ -62,36 +63,49 @@ type FuncDoc struct {
 	Doc       string // one paragraph
 }
 
-type builtinFunc = func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)
+// builtinFunc is a function of the module: fn is its name for errors, p its row's parameters,
+// by which it binds its arguments.
+type builtinFunc = func(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error)
 
-// member is one row of the table that builds both Module and Reference.
+// member is one row of the table that builds Module, binds the arguments of its functions and
+// gives Reference: a function (params, ret, fn) or a constant (val).
 type member struct {
-	name, sig, doc string
+	name, ret, doc string
+	params         starargs.Table
 	fn             builtinFunc    // a function, or
 	val            starlark.Value // a constant
 }
 
+var (
+	req, opt = starargs.Req, starargs.Opt
+	zero     = starlark.MakeInt(0)
+	// (pattern, string, flags=0)
+	patternString = starargs.Table{Params: []starargs.Param{req("pattern"), req("string"), opt("flags", zero)}}
+)
+
 var table = []member{
-	{name: "match", sig: "re.match(pattern, string, flags=0) -> list | None", fn: matchFn,
+	{name: "match", params: patternString, ret: "list | None", fn: matchFn,
 		doc: "Matches pattern at the start of string (the match need not reach the end). Returns [whole, group1, ...] with None for a group that did not take part, or None when there is no match."},
-	{name: "fullmatch", sig: "re.fullmatch(pattern, string, flags=0) -> list | None", fn: fullmatchFn,
+	{name: "fullmatch", params: patternString, ret: "list | None", fn: fullmatchFn,
 		doc: "Like match, but the match must span the whole string."},
-	{name: "search", sig: "re.search(pattern, string, flags=0) -> list | None", fn: searchFn,
+	{name: "search", params: patternString, ret: "list | None", fn: searchFn,
 		doc: "Finds the first (leftmost) match of pattern anywhere in string. Returns [whole, group1, ...] with None for a group that did not take part, or None when there is no match."},
-	{name: "findall", sig: "re.findall(pattern, string, flags=0) -> list", fn: findallFn,
+	{name: "findall", params: patternString, ret: "list", fn: findallFn,
 		doc: "Returns every non-overlapping match, left to right: the whole match as a string when pattern has no group, the group's text when it has one, and a list of the groups' texts when it has several. A group that did not take part gives \"\"."},
-	{name: "sub", sig: "re.sub(pattern, repl, string, count=0, flags=0) -> string", fn: subFn,
-		doc: "Replaces the first count matches (all when count is 0) with repl. In repl, \\1 to \\99 and \\g<1> refer to a group by number, \\g<0> to the whole match, \\g<name> to a named group; \\n, \\t, \\r, \\f, \\v, \\a, \\b and \\\\ are escapes; every other character, including $, is literal. A group that did not take part gives \"\"."},
-	{name: "split", sig: "re.split(pattern, string, maxsplit=0, flags=0) -> list", fn: splitFn,
-		doc: "Splits string around the matches of pattern, at most maxsplit times when maxsplit > 0 (the rest is the last element). As in Python, the texts of the pattern's groups are put between the pieces (None for a group that did not take part)."},
-	{name: "escape", sig: "re.escape(string) -> string", fn: escapeFn,
+	{name: "sub", ret: "string", fn: subFn,
+		params: starargs.Table{Params: []starargs.Param{req("pattern"), req("repl"), req("string"), opt("count", zero), opt("flags", zero)}},
+		doc:    "Replaces the first count matches (all when count is 0) with repl. In repl, \\1 to \\99 and \\g<1> refer to a group by number, \\g<0> to the whole match, \\g<name> to a named group; \\n, \\t, \\r, \\f, \\v, \\a, \\b and \\\\ are escapes; every other character, including $, is literal. A group that did not take part gives \"\"."},
+	{name: "split", ret: "list", fn: splitFn,
+		params: starargs.Table{Params: []starargs.Param{req("pattern"), req("string"), opt("maxsplit", zero), opt("flags", zero)}},
+		doc:    "Splits string around the matches of pattern, at most maxsplit times when maxsplit > 0 (the rest is the last element). As in Python, the texts of the pattern's groups are put between the pieces (None for a group that did not take part)."},
+	{name: "escape", params: starargs.Table{Params: []starargs.Param{req("string")}}, ret: "string", fn: escapeFn,
 		doc: "Returns string with every regexp metacharacter escaped, so that it matches itself literally."},
-	{name: "I", sig: "re.I", val: starlark.MakeInt(IGNORECASE), doc: "Flag: case-insensitive matching, like (?i)."},
-	{name: "IGNORECASE", sig: "re.IGNORECASE", val: starlark.MakeInt(IGNORECASE), doc: "Same as re.I."},
-	{name: "M", sig: "re.M", val: starlark.MakeInt(MULTILINE), doc: "Flag: ^ and $ also match at line breaks, like (?m)."},
-	{name: "MULTILINE", sig: "re.MULTILINE", val: starlark.MakeInt(MULTILINE), doc: "Same as re.M."},
-	{name: "S", sig: "re.S", val: starlark.MakeInt(DOTALL), doc: "Flag: . also matches a newline, like (?s)."},
-	{name: "DOTALL", sig: "re.DOTALL", val: starlark.MakeInt(DOTALL), doc: "Same as re.S."},
+	{name: "I", val: starlark.MakeInt(IGNORECASE), doc: "Flag: case-insensitive matching, like (?i)."},
+	{name: "IGNORECASE", val: starlark.MakeInt(IGNORECASE), doc: "Same as re.I."},
+	{name: "M", val: starlark.MakeInt(MULTILINE), doc: "Flag: ^ and $ also match at line breaks, like (?m)."},
+	{name: "MULTILINE", val: starlark.MakeInt(MULTILINE), doc: "Same as re.M."},
+	{name: "S", val: starlark.MakeInt(DOTALL), doc: "Flag: . also matches a newline, like (?s)."},
+	{name: "DOTALL", val: starlark.MakeInt(DOTALL), doc: "Same as re.S."},
 }
 
 // Module is the Starlark module "re".
@@ -102,12 +116,18 @@ var Reference = buildReference()
 
 func buildMembers() starlark.StringDict {
 	d := make(starlark.StringDict, len(table))
-	for _, m := range table {
-		if m.fn != nil {
-			d[m.name] = starlark.NewBuiltin("re."+m.name, m.fn)
-		} else {
+	for i := range table {
+		m := &table[i]
+		if m.fn == nil {
 			d[m.name] = m.val
+			continue
 		}
+		if err := m.params.Check(); err != nil {
+			panic("re." + m.name + ": " + err.Error())
+		}
+		d[m.name] = starlark.NewBuiltin("re."+m.name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			return m.fn(b.Name(), &m.params, args, kwargs)
+		})
 	}
 	return d
 }
@@ -115,7 +135,11 @@ func buildMembers() starlark.StringDict {
 func buildReference() []FuncDoc {
 	out := make([]FuncDoc, len(table))
 	for i, m := range table {
-		out[i] = FuncDoc{Name: m.name, Signature: m.sig, Doc: m.doc}
+		sig := "re." + m.name
+		if m.fn != nil {
+			sig = m.params.Signature(sig, m.ret)
+		}
+		out[i] = FuncDoc{Name: m.name, Signature: sig, Doc: m.doc}
 	}
 	return out
 }
@@ -355,20 +379,20 @@ func matchList(s string, loc []int) starlark.Value {
 }
 
 // unpackPS unpacks (pattern, string, flags=0).
-func unpackPS(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (pattern, s string, flags int, err error) {
-	err = starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &pattern, "string", &s, "flags?", &flags)
+func unpackPS(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (pattern, s string, flags int, err error) {
+	err = p.UnpackArgs(fn, args, kwargs, &pattern, &s, &flags)
 	if err == nil {
-		err = checkInput(b.Name(), "string", s)
+		err = checkInput(fn, "string", s)
 	}
 	return
 }
 
-func findOne(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, md mode) (starlark.Value, error) {
-	pattern, s, flags, err := unpackPS(b, args, kwargs)
+func findOne(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple, md mode) (starlark.Value, error) {
+	pattern, s, flags, err := unpackPS(fn, p, args, kwargs)
 	if err != nil {
 		return nil, err
 	}
-	re, err := compile(b.Name(), pattern, flags, md)
+	re, err := compile(fn, pattern, flags, md)
 	if err != nil {
 		return nil, err
 	}
@@ -377,24 +401,24 @@ func findOne(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, 
 
 // ---- functions ----
 
-func matchFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	return findOne(b, args, kwargs, anchoredStart)
+func matchFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return findOne(fn, p, args, kwargs, anchoredStart)
 }
 
-func fullmatchFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	return findOne(b, args, kwargs, anchoredBoth)
+func fullmatchFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return findOne(fn, p, args, kwargs, anchoredBoth)
 }
 
-func searchFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	return findOne(b, args, kwargs, unanchored)
+func searchFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return findOne(fn, p, args, kwargs, unanchored)
 }
 
-func findallFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	pattern, s, flags, err := unpackPS(b, args, kwargs)
+func findallFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	pattern, s, flags, err := unpackPS(fn, p, args, kwargs)
 	if err != nil {
 		return nil, err
 	}
-	re, err := compile(b.Name(), pattern, flags, unanchored)
+	re, err := compile(fn, pattern, flags, unanchored)
 	if err != nil {
 		return nil, err
 	}
@@ -418,13 +442,12 @@ func findallFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	return starlark.NewList(out), nil
 }
 
-func subFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	fn := b.Name()
+func subFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var (
 		pattern, repl, s string
 		count, flags     int
 	)
-	if err := starlark.UnpackArgs(fn, args, kwargs, "pattern", &pattern, "repl", &repl, "string", &s, "count?", &count, "flags?", &flags); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &pattern, &repl, &s, &count, &flags); err != nil {
 		return nil, err
 	}
 	if count < 0 {
@@ -589,13 +612,12 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-func splitFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	fn := b.Name()
+func splitFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var (
 		pattern, s      string
 		maxsplit, flags int
 	)
-	if err := starlark.UnpackArgs(fn, args, kwargs, "pattern", &pattern, "string", &s, "maxsplit?", &maxsplit, "flags?", &flags); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &pattern, &s, &maxsplit, &flags); err != nil {
 		return nil, err
 	}
 	if maxsplit < 0 {
@@ -625,12 +647,12 @@ func splitFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	return starlark.NewList(out), nil
 }
 
-func escapeFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func escapeFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var s string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "string", &s); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &s); err != nil {
 		return nil, err
 	}
-	if err := checkInput(b.Name(), "string", s); err != nil {
+	if err := checkInput(fn, "string", s); err != nil {
 		return nil, err
 	}
 	return starlark.String(regexp.QuoteMeta(s)), nil

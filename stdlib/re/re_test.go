@@ -6,12 +6,29 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/starargs/argstest"
 	"github.com/coworkenv/coworkenv/internal/startest"
 	"go.starlark.net/starlark"
 )
 
 func TestStarlark(t *testing.T) {
 	startest.Run(t, "testdata", starlark.StringDict{"re": Module})
+}
+
+// Every function's signature in Reference lists exactly the parameters its binder accepts.
+func TestSignaturesAreTheirBinding(t *testing.T) {
+	for _, d := range Reference {
+		fn, ok := Module.Members[d.Name].(*starlark.Builtin)
+		if !ok {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			argstest.Check(t, d.Signature, func(args starlark.Tuple, kwargs []starlark.Tuple) error {
+				_, err := starlark.Call(&starlark.Thread{Name: "test"}, fn, args, kwargs)
+				return err
+			})
+		})
+	}
 }
 
 func TestReferenceMatchesModule(t *testing.T) {

@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
@@ -52,37 +53,48 @@ type FuncDoc struct {
 	Doc       string
 }
 
-type builtinFunc = func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)
+// builtinFunc is a function of the module: fn is its name for errors, p its row's parameters,
+// by which it binds its arguments.
+type builtinFunc = func(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error)
 
-// member is one row of the table that builds both Module and Reference.
+// member is one row of the table that builds Module, binds the arguments of its functions and
+// gives Reference: a function (params, ret, fn) or a constant (val).
 type member struct {
-	name, sig, doc string
+	name, ret, doc string
+	params         starargs.Table
 	fn             builtinFunc    // a function, or
 	val            starlark.Value // a constant
 }
 
+var (
+	req, opt = starargs.Req, starargs.Opt
+	zero     = starlark.MakeInt(0)
+	utc      = starlark.String("UTC")
+)
+
 var table = []member{
-	{name: "parse_time", fn: parseTime,
-		sig: `time.parse_time(x, format="2006-01-02T15:04:05Z07:00", location="UTC") -> time.time`,
-		doc: `Parses x with a Go layout (RFC 3339 by default, e.g. "2026-01-05T09:00:00Z" or "2026-01-05T10:00:00+01:00"). Text without an offset is read in location, which is "UTC" or a fixed offset such as "+01:00"; an offset in the text gives a time in that fixed zone.`},
-	{name: "parse_duration", fn: parseDuration,
-		sig: `time.parse_duration(d) -> time.duration`,
-		doc: `Parses a Go duration string such as "45m", "1h30m" or "-2.5s" (units ns, us, ms, s, m, h; there is no "d"). A duration is returned unchanged.`},
-	{name: "time", fn: newTime,
-		sig: `time.time(year=0, month=0, day=0, hour=0, minute=0, second=0, nanosecond=0, location="UTC") -> time.time`,
+	{name: "parse_time", fn: parseTime, ret: "time.time",
+		params: starargs.Table{Params: []starargs.Param{req("x"), opt("format", starlark.String(time.RFC3339)), opt("location", utc)}},
+		doc:    `Parses x with a Go layout (RFC 3339 by default, e.g. "2026-01-05T09:00:00Z" or "2026-01-05T10:00:00+01:00"). Text without an offset is read in location, which is "UTC" or a fixed offset such as "+01:00"; an offset in the text gives a time in that fixed zone.`},
+	{name: "parse_duration", fn: parseDuration, ret: "time.duration",
+		params: starargs.Positional(req("d")),
+		doc:    `Parses a Go duration string such as "45m", "1h30m" or "-2.5s" (units ns, us, ms, s, m, h; there is no "d"). A duration is returned unchanged.`},
+	{name: "time", fn: newTime, ret: "time.time",
+		params: starargs.Keywords(opt("year", zero), opt("month", zero), opt("day", zero), opt("hour", zero), opt("minute", zero),
+			opt("second", zero), opt("nanosecond", zero), opt("location", utc)),
 		doc: `Returns the time with the given fields (keyword arguments only) in location ("UTC" or a fixed offset). Out-of-range fields are normalized as by Go's time.Date: month=13 is January of the next year.`},
-	{name: "from_timestamp", fn: fromTimestamp,
-		sig: `time.from_timestamp(sec, nsec=0) -> time.time`,
-		doc: `Returns the time sec seconds and nsec nanoseconds after 1970-01-01T00:00:00Z, in UTC.`},
-	{name: "is_valid_timezone", fn: isValidTimezone,
-		sig: `time.is_valid_timezone(loc) -> bool`,
-		doc: `Reports whether loc is a location this module accepts: "UTC" or a fixed offset such as "+01:00", "-0530" or "+01". Named zones such as "Europe/Berlin" are not available (no time zone database is read).`},
-	{name: "nanosecond", sig: "time.nanosecond", val: Duration(time.Nanosecond), doc: "A duration of one nanosecond."},
-	{name: "microsecond", sig: "time.microsecond", val: Duration(time.Microsecond), doc: "A duration of one microsecond."},
-	{name: "millisecond", sig: "time.millisecond", val: Duration(time.Millisecond), doc: "A duration of one millisecond."},
-	{name: "second", sig: "time.second", val: Duration(time.Second), doc: "A duration of one second."},
-	{name: "minute", sig: "time.minute", val: Duration(time.Minute), doc: "A duration of one minute."},
-	{name: "hour", sig: "time.hour", val: Duration(time.Hour), doc: "A duration of one hour."},
+	{name: "from_timestamp", fn: fromTimestamp, ret: "time.time",
+		params: starargs.Positional(req("sec"), opt("nsec", zero)),
+		doc:    `Returns the time sec seconds and nsec nanoseconds after 1970-01-01T00:00:00Z, in UTC.`},
+	{name: "is_valid_timezone", fn: isValidTimezone, ret: "bool",
+		params: starargs.Positional(req("loc")),
+		doc:    `Reports whether loc is a location this module accepts: "UTC" or a fixed offset such as "+01:00", "-0530" or "+01". Named zones such as "Europe/Berlin" are not available (no time zone database is read).`},
+	{name: "nanosecond", val: Duration(time.Nanosecond), doc: "A duration of one nanosecond."},
+	{name: "microsecond", val: Duration(time.Microsecond), doc: "A duration of one microsecond."},
+	{name: "millisecond", val: Duration(time.Millisecond), doc: "A duration of one millisecond."},
+	{name: "second", val: Duration(time.Second), doc: "A duration of one second."},
+	{name: "minute", val: Duration(time.Minute), doc: "A duration of one minute."},
+	{name: "hour", val: Duration(time.Hour), doc: "A duration of one hour."},
 }
 
 // Module is the Starlark module "time".
@@ -94,12 +106,18 @@ var Reference = buildReference()
 
 func buildMembers() starlark.StringDict {
 	d := make(starlark.StringDict, len(table))
-	for _, m := range table {
-		if m.fn != nil {
-			d[m.name] = starlark.NewBuiltin("time."+m.name, m.fn)
-		} else {
+	for i := range table {
+		m := &table[i]
+		if m.fn == nil {
 			d[m.name] = m.val
+			continue
 		}
+		if err := m.params.Check(); err != nil {
+			panic("time." + m.name + ": " + err.Error())
+		}
+		d[m.name] = starlark.NewBuiltin("time."+m.name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			return m.fn(b.Name(), &m.params, args, kwargs)
+		})
 	}
 	return d
 }
@@ -107,17 +125,21 @@ func buildMembers() starlark.StringDict {
 func buildReference() []FuncDoc {
 	var out []FuncDoc
 	for _, m := range table {
-		out = append(out, FuncDoc{Name: m.name, Signature: m.sig, Doc: m.doc})
+		sig := "time." + m.name
+		if m.fn != nil {
+			sig = m.params.Signature(sig, m.ret)
+		}
+		out = append(out, FuncDoc{Name: m.name, Signature: sig, Doc: m.doc})
 	}
 	out = append(out, FuncDoc{Name: "Time", Signature: "time.time",
 		Doc: "A moment in time with a zone (UTC or a fixed offset). t + d, t - d and d + t give a time; t - u gives a duration; times compare as instants (==, <, ...). str(t) is like \"2026-01-05 09:00:00 +0000 UTC\"; a time is false only at Go's zero time."})
 	for _, a := range timeAttrs {
-		out = append(out, FuncDoc{Name: "Time." + a.name, Signature: a.sig, Doc: a.doc})
+		out = append(out, FuncDoc{Name: "Time." + a.name, Signature: a.signature("t."), Doc: a.doc})
 	}
 	out = append(out, FuncDoc{Name: "Duration", Signature: "time.duration",
 		Doc: "A length of time in nanoseconds (at most about 292 years). d ± e, d * n and n * d give durations; d / e gives a float, d / n and d / x (float) a duration, d // e an int; durations compare by length. str(d) is like \"1h30m0s\"; a duration is false when zero."})
 	for _, a := range durationAttrs {
-		out = append(out, FuncDoc{Name: "Duration." + a.name, Signature: a.sig, Doc: a.doc})
+		out = append(out, FuncDoc{Name: "Duration." + a.name, Signature: a.signature("d."), Doc: a.doc})
 	}
 	return out
 }
@@ -186,69 +208,58 @@ func isDigits(s string) bool {
 
 // ---- module functions ----
 
-func parseTime(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var (
-		x      string
-		format = time.RFC3339
-		loc    = "UTC"
-	)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "x", &x, "format?", &format, "location?", &loc); err != nil {
+func parseTime(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var x, format, loc string
+	if err := p.UnpackArgs(fn, args, kwargs, &x, &format, &loc); err != nil {
 		return nil, err
 	}
 	l, err := location(loc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %v", fn, err)
 	}
 	// ParseInLocation, unlike Parse, matches offsets and zone abbreviations against l and never
 	// against the host's local zone.
 	t, err := time.ParseInLocation(format, x, l)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %v", fn, err)
 	}
 	return Time(t), nil
 }
 
-func parseDuration(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func parseDuration(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var d Duration
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &d); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &d); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-func newTime(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: unexpected positional arguments (all arguments are keywords)", b.Name())
-	}
+func newTime(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var (
 		year, month, day, hour, min, sec, nsec int
 		loc                                    string
 	)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs,
-		"year?", &year, "month?", &month, "day?", &day,
-		"hour?", &hour, "minute?", &min, "second?", &sec, "nanosecond?", &nsec,
-		"location?", &loc,
-	); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &year, &month, &day, &hour, &min, &sec, &nsec, &loc); err != nil {
 		return nil, err
 	}
 	l, err := location(loc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Name(), err)
+		return nil, fmt.Errorf("%s: %v", fn, err)
 	}
 	return Time(time.Date(year, time.Month(month), day, hour, min, sec, nsec, l)), nil
 }
 
-func fromTimestamp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func fromTimestamp(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var sec, nsec int64
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &sec, &nsec); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &sec, &nsec); err != nil {
 		return nil, err
 	}
 	return Time(time.Unix(sec, nsec).UTC()), nil
 }
 
-func isValidTimezone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func isValidTimezone(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var s string
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &s); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &s); err != nil {
 		return nil, err
 	}
 	_, err := location(s)
@@ -257,47 +268,61 @@ func isValidTimezone(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 
 // ---- attribute tables (drive Attr, AttrNames and Reference) ----
 
+// attr is one row of a value type's table: a field (get) or a method (params and method), and
+// what it gives (ret), for the signature.
 type attr[T any] struct {
-	name, sig, doc string
-	get            func(T) starlark.Value                                                                    // a field, or
-	method         func(fn string, recv T, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) // a method
+	name, ret, doc string
+	params         starargs.Table
+	get            func(T) starlark.Value                                                                                       // a field, or
+	method         func(fn string, p *starargs.Table, recv T, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) // a method
+}
+
+// signature is the attribute as Reference shows it: "t.year -> int", "t.format(layout, /) -> string".
+func (a *attr[T]) signature(recv string) string {
+	if a.method != nil {
+		if err := a.params.Check(); err != nil {
+			panic(recv + a.name + ": " + err.Error())
+		}
+		return a.params.Signature(recv+a.name, a.ret)
+	}
+	return recv + a.name + " -> " + a.ret
 }
 
 var timeAttrs = []attr[Time]{
-	{name: "year", sig: "t.year -> int", doc: "The year.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Year()) }},
-	{name: "month", sig: "t.month -> int", doc: "The month, 1 to 12.", get: func(t Time) starlark.Value { return starlark.MakeInt(int(t.t().Month())) }},
-	{name: "day", sig: "t.day -> int", doc: "The day of the month, 1 to 31.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Day()) }},
-	{name: "hour", sig: "t.hour -> int", doc: "The hour, 0 to 23, in the time's zone.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Hour()) }},
-	{name: "minute", sig: "t.minute -> int", doc: "The minute, 0 to 59.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Minute()) }},
-	{name: "second", sig: "t.second -> int", doc: "The second, 0 to 59.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Second()) }},
-	{name: "nanosecond", sig: "t.nanosecond -> int", doc: "The nanosecond within the second.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Nanosecond()) }},
-	{name: "unix", sig: "t.unix -> int", doc: "Seconds since 1970-01-01T00:00:00Z.", get: func(t Time) starlark.Value { return starlark.MakeInt64(t.t().Unix()) }},
-	{name: "unix_nano", sig: "t.unix_nano -> int", doc: "Nanoseconds since 1970-01-01T00:00:00Z (meaningless outside the years 1678 to 2262).", get: func(t Time) starlark.Value { return starlark.MakeInt64(t.t().UnixNano()) }},
-	{name: "format", sig: "t.format(layout) -> string", doc: `Formats the time with a Go layout, e.g. "15:04", "2006-01-02", "Mon 2 Jan" or "2006-01-02T15:04:05Z07:00".`, method: timeFormat},
-	{name: "in_location", sig: "t.in_location(loc) -> time.time", doc: `The same instant in location loc ("UTC" or a fixed offset such as "+01:00").`, method: timeInLocation},
+	{name: "year", ret: "int", doc: "The year.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Year()) }},
+	{name: "month", ret: "int", doc: "The month, 1 to 12.", get: func(t Time) starlark.Value { return starlark.MakeInt(int(t.t().Month())) }},
+	{name: "day", ret: "int", doc: "The day of the month, 1 to 31.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Day()) }},
+	{name: "hour", ret: "int", doc: "The hour, 0 to 23, in the time's zone.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Hour()) }},
+	{name: "minute", ret: "int", doc: "The minute, 0 to 59.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Minute()) }},
+	{name: "second", ret: "int", doc: "The second, 0 to 59.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Second()) }},
+	{name: "nanosecond", ret: "int", doc: "The nanosecond within the second.", get: func(t Time) starlark.Value { return starlark.MakeInt(t.t().Nanosecond()) }},
+	{name: "unix", ret: "int", doc: "Seconds since 1970-01-01T00:00:00Z.", get: func(t Time) starlark.Value { return starlark.MakeInt64(t.t().Unix()) }},
+	{name: "unix_nano", ret: "int", doc: "Nanoseconds since 1970-01-01T00:00:00Z (meaningless outside the years 1678 to 2262).", get: func(t Time) starlark.Value { return starlark.MakeInt64(t.t().UnixNano()) }},
+	{name: "format", ret: "string", params: starargs.Positional(req("layout")), doc: `Formats the time with a Go layout, e.g. "15:04", "2006-01-02", "Mon 2 Jan" or "2006-01-02T15:04:05Z07:00".`, method: timeFormat},
+	{name: "in_location", ret: "time.time", params: starargs.Positional(req("loc")), doc: `The same instant in location loc ("UTC" or a fixed offset such as "+01:00").`, method: timeInLocation},
 }
 
 var durationAttrs = []attr[Duration]{
-	{name: "hours", sig: "d.hours -> float", doc: "The duration in hours.", get: func(d Duration) starlark.Value { return starlark.Float(time.Duration(d).Hours()) }},
-	{name: "minutes", sig: "d.minutes -> float", doc: "The duration in minutes.", get: func(d Duration) starlark.Value { return starlark.Float(time.Duration(d).Minutes()) }},
-	{name: "seconds", sig: "d.seconds -> float", doc: "The duration in seconds.", get: func(d Duration) starlark.Value { return starlark.Float(time.Duration(d).Seconds()) }},
-	{name: "milliseconds", sig: "d.milliseconds -> int", doc: "The duration in whole milliseconds (truncated).", get: func(d Duration) starlark.Value { return starlark.MakeInt64(time.Duration(d).Milliseconds()) }},
-	{name: "microseconds", sig: "d.microseconds -> int", doc: "The duration in whole microseconds (truncated).", get: func(d Duration) starlark.Value { return starlark.MakeInt64(time.Duration(d).Microseconds()) }},
-	{name: "nanoseconds", sig: "d.nanoseconds -> int", doc: "The duration in nanoseconds.", get: func(d Duration) starlark.Value { return starlark.MakeInt64(time.Duration(d).Nanoseconds()) }},
+	{name: "hours", ret: "float", doc: "The duration in hours.", get: func(d Duration) starlark.Value { return starlark.Float(time.Duration(d).Hours()) }},
+	{name: "minutes", ret: "float", doc: "The duration in minutes.", get: func(d Duration) starlark.Value { return starlark.Float(time.Duration(d).Minutes()) }},
+	{name: "seconds", ret: "float", doc: "The duration in seconds.", get: func(d Duration) starlark.Value { return starlark.Float(time.Duration(d).Seconds()) }},
+	{name: "milliseconds", ret: "int", doc: "The duration in whole milliseconds (truncated).", get: func(d Duration) starlark.Value { return starlark.MakeInt64(time.Duration(d).Milliseconds()) }},
+	{name: "microseconds", ret: "int", doc: "The duration in whole microseconds (truncated).", get: func(d Duration) starlark.Value { return starlark.MakeInt64(time.Duration(d).Microseconds()) }},
+	{name: "nanoseconds", ret: "int", doc: "The duration in nanoseconds.", get: func(d Duration) starlark.Value { return starlark.MakeInt64(time.Duration(d).Nanoseconds()) }},
 }
 
 func lookupAttr[T starlark.Value](recv T, typ, name string, attrs []attr[T]) (starlark.Value, error) {
-	for _, a := range attrs {
+	for i := range attrs {
+		a := &attrs[i]
 		if a.name != name {
 			continue
 		}
 		if a.get != nil {
 			return a.get(recv), nil
 		}
-		method := a.method
 		fn := typ + "." + name
 		return starlark.NewBuiltin(name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			return method(fn, recv, args, kwargs)
+			return a.method(fn, &a.params, recv, args, kwargs)
 		}).BindReceiver(recv), nil
 	}
 	return nil, nil // no such attribute: Starlark reports it
@@ -384,17 +409,17 @@ func (t Time) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (sta
 	return nil, nil
 }
 
-func timeFormat(fn string, t Time, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func timeFormat(fn string, p *starargs.Table, t Time, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var layout string
-	if err := starlark.UnpackPositionalArgs(fn, args, kwargs, 1, &layout); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &layout); err != nil {
 		return nil, err
 	}
 	return starlark.String(t.t().Format(layout)), nil
 }
 
-func timeInLocation(fn string, t Time, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func timeInLocation(fn string, p *starargs.Table, t Time, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var name string
-	if err := starlark.UnpackPositionalArgs(fn, args, kwargs, 1, &name); err != nil {
+	if err := p.UnpackArgs(fn, args, kwargs, &name); err != nil {
 		return nil, err
 	}
 	l, err := location(name)

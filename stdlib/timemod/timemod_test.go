@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coworkenv/coworkenv/internal/starargs/argstest"
 	"github.com/coworkenv/coworkenv/internal/startest"
 	"go.starlark.net/starlark"
 )
@@ -34,6 +35,36 @@ func TestNoHostAccess(t *testing.T) {
 		if regexp.MustCompile(banned).Match(src) {
 			t.Errorf("timemod.go uses %s", banned)
 		}
+	}
+}
+
+// Every function's and method's signature in Reference lists exactly the parameters its binder
+// accepts.
+func TestSignaturesAreTheirBinding(t *testing.T) {
+	checked := 0
+	for _, d := range Reference {
+		var fn starlark.Value
+		switch {
+		case strings.HasPrefix(d.Name, "Time."):
+			fn, _ = Time{}.Attr(strings.TrimPrefix(d.Name, "Time."))
+		case strings.HasPrefix(d.Name, "Duration."):
+			fn, _ = Duration(0).Attr(strings.TrimPrefix(d.Name, "Duration."))
+		default:
+			fn = Module.Members[d.Name]
+		}
+		if _, ok := fn.(*starlark.Builtin); !ok {
+			continue
+		}
+		checked++
+		t.Run(d.Name, func(t *testing.T) {
+			argstest.Check(t, d.Signature, func(args starlark.Tuple, kwargs []starlark.Tuple) error {
+				_, err := starlark.Call(&starlark.Thread{Name: "test"}, fn, args, kwargs)
+				return err
+			})
+		})
+	}
+	if checked != 7 {
+		t.Errorf("%d functions and methods checked, want 7", checked)
 	}
 }
 

@@ -1,6 +1,7 @@
 package wsmod
 
 import (
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"go.starlark.net/starlark"
 )
 
@@ -10,7 +11,7 @@ var clockMembers = []*member{
 			return str(c.w.st.Clock().NowString()), nil
 		},
 		doc: "Returns the virtual time as an RFC 3339 string in UTC with seconds, e.g. \"2026-01-05T09:00:00Z\"."},
-	{name: "set", params: []param{{"ts", ""}}, ret: "None", write: true,
+	{name: "set", params: []starargs.Param{starargs.Req("ts")}, ret: "None", write: true,
 		call: func(c *call) (starlark.Value, error) {
 			ts := c.str(0)
 			if err := c.done(); err != nil {
@@ -19,7 +20,7 @@ var clockMembers = []*member{
 			return nil, c.wrap(c.w.st.Clock().Set(ts))
 		},
 		doc: "Moves the clock to ts, an RFC 3339 time (\"2026-02-06T11:00:00Z\"; the offset, the seconds or the whole time of day may be left out, and then mean UTC and zero), forwards or backwards."},
-	{name: "advance", params: []param{{"duration", ""}}, ret: "None", write: true,
+	{name: "advance", params: []starargs.Param{starargs.Req("duration")}, ret: "None", write: true,
 		call: func(c *call) (starlark.Value, error) {
 			d := c.str(0)
 			if err := c.done(); err != nil {

@@ -1,6 +1,7 @@
 package wsmod
 
 import (
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"slices"
 
 	"github.com/coworkenv/coworkenv/internal/starconv"
@@ -14,13 +15,13 @@ import (
 
 var historyMembers = []*member{
 	{name: "actions", ret: "list", call: actionsFn,
-		params: []param{{"kind", "None"}, {"op", "None"}, {"by", "None"}},
+		params: []starargs.Param{starargs.Opt("kind", starlark.None), starargs.Opt("op", starlark.None), starargs.Opt("by", starlark.None)},
 		doc:    "Returns every change made since ws.initial, oldest first, as structs with seq, kind (\"file\", \"folder\", \"message\", \"event\", \"record\"), op, key (a path, a message or event id, \"collection/id\"), to (the new path of a move, else None), by (\"agent\" for a change made by one of the agent's tool calls, \"script\" for one made by a turn's before), turn (0-based) and before and after: the entry as it was before and after the change (a file's content, a message or event struct, a record dict; None where there is none). ops: file write, remove, move; folder mkdir, remove, move; message deliver, send, read (only the read flag changed), mark, move; event add, update, remove; record insert, update, remove. kind, op and by filter."},
-	{name: "sent", ret: "list", call: sentFn, params: []param{{"to", "None"}},
+	{name: "sent", ret: "list", call: sentFn, params: []starargs.Param{starargs.Opt("to", starlark.None)},
 		doc: "Returns every message sent since ws.initial (sent, replied, forwarded), oldest first, as it was when sent, even if it was later moved, relabelled or changed: structs as ws.mail.get, with attachment_contents. to keeps the messages that have that address in to or cc, ignoring case."},
-	{name: "versions", ret: "list", call: versionsFn, params: []param{{"path", ""}},
+	{name: "versions", ret: "list", call: versionsFn, params: []starargs.Param{starargs.Req("path")},
 		doc: "Returns every content the file at path had since ws.initial, oldest first: its content in ws.initial (when it existed), then the content after each write; None marks a removal or a move away. A file written and then restored shows both versions."},
-	{name: "touched", ret: "list", call: touchedFn, params: []param{{"by", "\"agent\""}},
+	{name: "touched", ret: "list", call: touchedFn, params: []starargs.Param{starargs.Opt("by", starlark.String("agent"))},
 		doc: "Returns the sorted keys of everything the agent changed since ws.initial, even if it was changed back: \"file:/a.md\", \"folder:/archive\", \"message:m4\", \"event:e2\", \"record:tickets/T-1\" (a move names both paths). Marking a message read or unread does not count. by=\"script\" lists the changes of the turns' before functions instead, by=None both."},
 }
 

@@ -1,13 +1,14 @@
 package wsmod
 
 import (
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"go.starlark.net/starlark"
 )
 
 // Every draw goes through the state's Rand (Int and IntN), so the results depend only on the
 // seed and the sequence of draws.
 var randMembers = []*member{
-	{name: "int", params: []param{{"lo", ""}, {"hi", ""}}, ret: "int", write: true,
+	{name: "int", params: []starargs.Param{starargs.Req("lo"), starargs.Req("hi")}, ret: "int", write: true,
 		call: func(c *call) (starlark.Value, error) {
 			lo, hi := c.int64(0), c.int64(1)
 			if err := c.done(); err != nil {
@@ -20,7 +21,7 @@ var randMembers = []*member{
 			return starlark.MakeInt64(n), nil
 		},
 		doc: "Returns a random int between lo and hi, both included. lo greater than hi is an error."},
-	{name: "choice", params: []param{{"seq", ""}}, ret: "value", write: true,
+	{name: "choice", params: []starargs.Param{starargs.Req("seq")}, ret: "value", write: true,
 		call: func(c *call) (starlark.Value, error) {
 			seq := c.indexable(0)
 			if err := c.done(); err != nil {
@@ -36,7 +37,7 @@ var randMembers = []*member{
 			return seq.Index(i), nil
 		},
 		doc: "Returns a random element of seq (a list, tuple, string or range). An empty seq is an error."},
-	{name: "shuffle", params: []param{{"list", ""}}, ret: "None", write: true,
+	{name: "shuffle", params: []starargs.Param{starargs.Req("list")}, ret: "None", write: true,
 		call: func(c *call) (starlark.Value, error) {
 			l, ok := c.args[0].(*starlark.List)
 			if !ok {
@@ -66,7 +67,7 @@ var randMembers = []*member{
 			return starlark.None, nil
 		},
 		doc: "Shuffles list in place and returns None. A frozen list is an error."},
-	{name: "sample", params: []param{{"seq", ""}, {"k", ""}}, ret: "list", write: true,
+	{name: "sample", params: []starargs.Param{starargs.Req("seq"), starargs.Req("k")}, ret: "list", write: true,
 		call: func(c *call) (starlark.Value, error) {
 			seq, k := c.indexable(0), c.int64(1)
 			if err := c.done(); err != nil {

@@ -2,6 +2,7 @@ package wsmod
 
 import (
 	"errors"
+	"github.com/coworkenv/coworkenv/internal/starargs"
 
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
@@ -22,7 +23,7 @@ var rootMembers = []*member{
 		doc: "The random source, seeded from the task's seed: the same seed and the same sequence of draws give the same results. Every draw moves the source, so a read-only ws refuses draws."},
 	{name: "initial", noView: true, get: getInitial,
 		doc: "In verifiers: a read-only view of the state right after setup, with the same attributes as ws except initial and diff, so a verifier can require that something changed rather than that it exists. Where there is no initial state (setup, tools), reading ws.initial is an error and it is not listed by dir(ws)."},
-	{name: "diff", noView: true, ret: "struct", call: diffFn, params: []param{{"against", "None"}},
+	{name: "diff", noView: true, ret: "struct", call: diffFn, params: []starargs.Param{starargs.Opt("against", starlark.None)},
 		doc: "What changed since ws.initial: a struct with files, mail, calendar, db and one field per other service (contacts, chat, …), each a struct of sorted lists added, changed and removed (file paths, message ids, event ids, \"collection/id\"), and empty (True when all of them are empty). changed lists what exists before and after with a different value (for mail that includes the folder, the read flag and the labels). against compares with another state instead: ws.diff(ws.reference) lists how the state differs from the one the reference solution leaves (added: here and not there), so ws.diff(ws.reference).empty is the whole-state reward in one line; it costs no more than the entries that differ. ws.diff compares end states only: a change that was undone does not show (see ws.history). Where there is no initial state, reading ws.diff is an error and it is not listed by dir(ws)."},
 	{name: "history", noView: true, obj: kHistory, get: objAttr(kHistory),
 		doc: "In verifiers (and in before, user functions and tools): the episode history since ws.initial, which keeps what the end state forgets: every mail sent even if later moved, every version a file had, every removed entry, every record write, and who made each change (the agent or a script)."},

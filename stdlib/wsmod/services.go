@@ -2,10 +2,12 @@ package wsmod
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
@@ -33,7 +35,7 @@ func withServices(root []*member) []*member {
 			m.params = slices.Clone(m.params)
 			var docs []string
 			for _, k := range keywords {
-				m.params = append(m.params, param{k.Name, "[]"})
+				m.params = append(m.params, starargs.Opt(k.Name, starlark.NewList(nil)))
 				if k.Doc != "" {
 					docs = append(docs, k.Name+" "+k.Doc)
 				}
@@ -54,9 +56,9 @@ func methods(ms []service.Method) []*member {
 				set: func(o *object, v starlark.Value) error { return m.Set(o.ws.st, v) }}
 			continue
 		}
-		ps := make([]param, len(m.Params))
+		ps := make([]starargs.Param, len(m.Params))
 		for j, p := range m.Params {
-			ps[j] = param{p.Name, p.Default}
+			ps[j] = param(p)
 		}
 		out[i] = &member{name: m.Name, params: ps, ret: m.Ret, doc: m.Doc, write: m.Write,
 			call: func(c *call) (starlark.Value, error) {
@@ -68,6 +70,20 @@ func methods(ms []service.Method) []*member {
 			}}
 	}
 	return out
+}
+
+// param is the parameter a service declares: its default, written in Starlark ("[]", `"/"`,
+// "None"), becomes the value the signature shows; "" makes it required. The methods read the
+// arguments left out as absent (service.Args), so the binder does not fill the default in.
+func param(p service.Param) starargs.Param {
+	if p.Default == "" {
+		return starargs.Req(p.Name)
+	}
+	v, err := starlark.Eval(&starlark.Thread{Name: "default"}, p.Name, p.Default, nil)
+	if err != nil {
+		panic(fmt.Sprintf("wsmod: default of %s: %v", p.Name, err))
+	}
+	return starargs.Opt(p.Name, v)
 }
 
 // keyword is one keyword parameter of ws.unexpected: keyword kw of service svc (an index in

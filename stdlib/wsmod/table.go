@@ -5,29 +5,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/internal/starargs"
 	"go.starlark.net/starlark"
 )
 
-// param is one parameter of a method: def is the default as written in the signature ("" for a
-// required parameter); a name starting with "**" collects the other keyword arguments.
-type param struct{ name, def string }
-
 // member is one row of an object's table: an attribute (get, and set when writable) or a
-// method (params and call). The same row builds the Starlark member and its Reference entry.
+// method (params and call). The same row builds the Starlark member, binds its arguments and
+// gives its Reference entry.
 type member struct {
 	name   string
-	params []param // a method's parameters, in order
-	ret    string  // what a method returns, for the signature: "string", "list", "None", …
-	doc    string  // one paragraph
-	write  bool    // the method changes the state: refused on a read-only ws
-	noView bool    // absent from ws.initial, and not listed where there is no initial state
-	obj    int     // an attribute that is one of the objects (kClock, …); 0 otherwise
+	params []starargs.Param // a method's parameters, in order
+	ret    string           // what a method returns, for the signature: "string", "list", "None", …
+	doc    string           // one paragraph
+	write  bool             // the method changes the state: refused on a read-only ws
+	noView bool             // absent from ws.initial, and not listed where there is no initial state
+	obj    int              // an attribute that is one of the objects (kClock, …); 0 otherwise
 
 	call func(c *call) (starlark.Value, error)
 	get  func(o *object) (starlark.Value, error)
 	set  func(o *object, v starlark.Value) error
 
-	full, viewFull string // "ws.fs.write", "ws.initial.fs.write"
+	full, viewFull string         // "ws.fs.write", "ws.initial.fs.write"
+	table          starargs.Table // params, as the binder and the signature read them
 }
 
 func (m *member) fullName(view bool) string {
@@ -42,25 +41,7 @@ func (m *member) signature() string {
 	if m.call == nil {
 		return m.full
 	}
-	var b strings.Builder
-	b.WriteString(m.full)
-	b.WriteByte('(')
-	for i, p := range m.params {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(p.name)
-		if p.def != "" {
-			b.WriteByte('=')
-			b.WriteString(p.def)
-		}
-	}
-	b.WriteByte(')')
-	if m.ret != "" {
-		b.WriteString(" -> ")
-		b.WriteString(m.ret)
-	}
-	return b.String()
+	return m.table.Signature(m.full, m.ret)
 }
 
 // objectType is the table of one object.
@@ -78,7 +59,11 @@ func newType(name string, members []*member) *objectType {
 		if t.byName[m.name] != nil {
 			panic("wsmod: duplicate member " + name + "." + m.name)
 		}
-		if len(m.params) > maxParams {
+		m.table = starargs.Table{Params: m.params}
+		if err := m.table.Check(); err != nil {
+			panic("wsmod: member " + name + "." + m.name + ": " + err.Error())
+		}
+		if m.table.Named() > maxParams {
 			panic("wsmod: member " + name + "." + m.name + " has too many parameters")
 		}
 		if (m.call == nil) == (m.get == nil) {
@@ -142,54 +127,21 @@ func buildReference() []FuncDoc {
 // maxParams bounds the parameters of a method (deliver has 11).
 const maxParams = 12
 
-// call is one call of a method: its unpacked arguments and the first conversion error.
+// call is one call of a method: its bound arguments and the first conversion error.
 type call struct {
 	w    *wsValue
 	fn   string                    // full name, for errors
 	args [maxParams]starlark.Value // by parameter position; nil when not given
 	kw   []starlark.Tuple          // the keyword arguments collected by a "**" parameter
-	ps   []param
+	ps   []starargs.Param
 	err  error
 }
 
-// unpack matches args and kwargs to the parameters, as Starlark does for a def.
-func (c *call) unpack(ps []param, args starlark.Tuple, kwargs []starlark.Tuple) error {
-	c.ps = ps
-	n := len(ps)
-	rest := n > 0 && strings.HasPrefix(ps[n-1].name, "**")
-	if rest {
-		n--
-	}
-	if len(args) > n {
-		if n == 0 {
-			return fmt.Errorf("%s: got %d positional arguments, want none", c.fn, len(args))
-		}
-		return fmt.Errorf("%s: got %d positional arguments, want at most %d", c.fn, len(args), n)
-	}
-	copy(c.args[:], args)
-kwargs:
-	for _, kv := range kwargs {
-		k := string(kv[0].(starlark.String))
-		for i := 0; i < n; i++ {
-			if ps[i].name == k {
-				if c.args[i] != nil {
-					return fmt.Errorf("%s: got multiple values for parameter %s", c.fn, k)
-				}
-				c.args[i] = kv[1]
-				continue kwargs
-			}
-		}
-		if !rest {
-			return fmt.Errorf("%s: unexpected keyword argument %s", c.fn, k)
-		}
-		c.kw = append(c.kw, kv)
-	}
-	for i := 0; i < n; i++ {
-		if c.args[i] == nil && ps[i].def == "" {
-			return fmt.Errorf("%s: missing argument for %s", c.fn, ps[i].name)
-		}
-	}
-	return nil
+// bind binds the arguments of a call of m (starargs.Table.Bind).
+func (c *call) bind(m *member, args starlark.Tuple, kwargs []starlark.Tuple) (err error) {
+	c.ps = m.params
+	c.kw, err = m.table.Bind(c.fn, c.args[:], args, kwargs)
+	return err
 }
 
 // fail records the first conversion error.
@@ -201,7 +153,7 @@ func (c *call) fail(format string, args ...any) {
 
 // badType records "for parameter x: got int, want string".
 func (c *call) badType(i int, v starlark.Value, want string) {
-	c.fail("for parameter %s: got %s, want %s", c.ps[i].name, v.Type(), want)
+	c.fail("for parameter %s: got %s, want %s", c.ps[i].Name, v.Type(), want)
 }
 
 // wrap turns an error of the workspace into the method's error (nil stays nil).
@@ -227,7 +179,7 @@ func (c *call) str(i int) string {
 // wrongType records that argument i is missing or is not a want.
 func (c *call) wrongType(i int, want string) {
 	if c.args[i] == nil {
-		c.fail("missing argument for %s", c.ps[i].name)
+		c.fail("missing required argument %s", c.ps[i].Name)
 	} else {
 		c.badType(i, c.args[i], want)
 	}
@@ -264,7 +216,7 @@ func (c *call) int64(i int) int64 {
 	}
 	v, ok := n.Int64()
 	if !ok {
-		c.fail("for parameter %s: %s is out of range", c.ps[i].name, n)
+		c.fail("for parameter %s: %s is out of range", c.ps[i].Name, n)
 	}
 	return v
 }
@@ -275,7 +227,7 @@ func (c *call) strList(i int, one bool) []string {
 	if c.absent(i) {
 		return nil
 	}
-	return c.strListOf(c.ps[i].name, c.args[i], one)
+	return c.strListOf(c.ps[i].Name, c.args[i], one)
 }
 
 func (c *call) strListOf(name string, v starlark.Value, one bool) []string {

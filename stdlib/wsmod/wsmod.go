@@ -32,8 +32,9 @@
 //
 // # Errors
 //
-// Argument errors name the method and the parameter ("ws.mail.deliver: for parameter sender:
-// got int, want string"); errors of the workspace are prefixed with the method's name
+// The arguments are bound by the binder of every builtin (package starargs), whose errors name
+// the method ("ws.fs.read: missing required argument path"); conversion errors name the method
+// and the parameter ("ws.mail.deliver: for parameter sender: got int, want string"); errors of the workspace are prefixed with the method's name
 // ("ws.fs.read: no such file: /x"). A read-only ws (Options.ReadOnly) refuses every mutation,
 // including the draws of ws.rand (they move the random source) and setting ws.mail.address:
 // "ws.fs.write: the workspace is read-only in a verifier". The methods of ws.initial are named
@@ -235,7 +236,7 @@ func (b *boundMethod) CompareSameType(op syntax.Token, y starlark.Value, _ int) 
 	return false, fmt.Errorf("%s %s %s not implemented", b.Type(), op, c.Type())
 }
 
-// CallInternal checks the read-only flag, unpacks the arguments by the member's parameter table
+// CallInternal checks the read-only flag, binds the arguments by the member's parameter table
 // and runs the implementation.
 func (b *boundMethod) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	w := b.o.ws
@@ -243,7 +244,7 @@ func (b *boundMethod) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwar
 	if b.m.write && w.readOnly {
 		return nil, w.readOnlyErr(c.fn)
 	}
-	if err := c.unpack(b.m.params, args, kwargs); err != nil {
+	if err := c.bind(b.m, args, kwargs); err != nil {
 		return nil, err
 	}
 	v, err := b.m.call(c)
