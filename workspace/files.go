@@ -136,11 +136,7 @@ func (f *fsSec) addParents(p string) {
 // Write creates or replaces the file at p, creating its parent folders. It fails when p is a
 // folder, when a parent is a file, or when content is larger than limits.FileSize.
 func (fs *Files) Write(p, content string) error {
-	s := (*State)(fs)
-	if s.frozen {
-		return ErrFrozen
-	}
-	p, err := checkPath(p)
+	s, p, err := fs.writable(p)
 	if err != nil {
 		return err
 	}
@@ -262,14 +258,21 @@ func (fs *Files) Dirs(dir string) []string {
 	return out
 }
 
+// writable returns the state to change at path p: an error when the state is frozen or p is not
+// a path the workspace accepts (see checkPath), else the state and p cleaned.
+func (fs *Files) writable(p string) (*State, string, error) {
+	s := (*State)(fs)
+	if s.frozen {
+		return nil, "", ErrFrozen
+	}
+	p, err := checkPath(p)
+	return s, p, err
+}
+
 // Remove deletes the file at p, or the folder at p with everything it holds. "/" cannot be
 // removed.
 func (fs *Files) Remove(p string) error {
-	s := (*State)(fs)
-	if s.frozen {
-		return ErrFrozen
-	}
-	p, err := checkPath(p)
+	s, p, err := fs.writable(p)
 	if err != nil {
 		return err
 	}
@@ -399,11 +402,7 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 // Mkdir creates folder p and its parents. It is not an error when p already is a folder; it is
 // when p or a parent is a file.
 func (fs *Files) Mkdir(p string) error {
-	s := (*State)(fs)
-	if s.frozen {
-		return ErrFrozen
-	}
-	p, err := checkPath(p)
+	s, p, err := fs.writable(p)
 	if err != nil {
 		return err
 	}

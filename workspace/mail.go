@@ -100,6 +100,21 @@ func checkAddress(role, a string) error {
 	return nil
 }
 
+// checkMessage checks what every message that enters the mailbox must satisfy, delivered or
+// sent: its recipients, its body and its attachments.
+func checkMessage(to, cc []string, body string, atts []Attachment) error {
+	if err := checkAddresses("to", to); err != nil {
+		return err
+	}
+	if err := checkAddresses("cc", cc); err != nil {
+		return err
+	}
+	if err := checkBody(body); err != nil {
+		return err
+	}
+	return checkAttachments(atts)
+}
+
 func checkAddresses(role string, as []string) error {
 	for _, a := range as {
 		if err := checkAddress(role, a); err != nil {
@@ -219,16 +234,7 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 	if to == nil {
 		to = []string{s.mail.address}
 	}
-	if err := checkAddresses("to", to); err != nil {
-		return "", err
-	}
-	if err := checkAddresses("cc", d.Cc); err != nil {
-		return "", err
-	}
-	if err := checkBody(d.Body); err != nil {
-		return "", err
-	}
-	if err := checkAttachments(d.Attachments); err != nil {
+	if err := checkMessage(to, d.Cc, d.Body, d.Attachments); err != nil {
 		return "", err
 	}
 	labels, err := cleanLabels(d.Labels)
@@ -374,16 +380,7 @@ func (mb *Mail) Send(to, cc []string, subject, body string, att []Attachment) (s
 
 // send stores m as sent mail: sender, folder, read flag and date are filled in here.
 func (s *State) send(m Message) (string, error) {
-	if err := checkAddresses("to", m.To); err != nil {
-		return "", err
-	}
-	if err := checkAddresses("cc", m.Cc); err != nil {
-		return "", err
-	}
-	if err := checkBody(m.Body); err != nil {
-		return "", err
-	}
-	if err := checkAttachments(m.Attachments); err != nil {
+	if err := checkMessage(m.To, m.Cc, m.Body, m.Attachments); err != nil {
 		return "", err
 	}
 	m.To = slices.Clone(m.To)
