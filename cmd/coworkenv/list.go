@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"io"
 	"sort"
 	"strings"
@@ -84,21 +85,13 @@ func plural(n int) string {
 	return "s"
 }
 
-func strs(ss []string) []jsonv.Value {
-	out := make([]jsonv.Value, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // taskFacts describes a task for `list --json`: its declaration, and the rubric items a noop
 // episode records (every check and safety item a verifier reaches).
 func taskFacts(ctx context.Context, t *dsl.Task, siblings int) *jsonv.Object {
-	var tools []string
+	var names []string
 	custom := 0
 	for _, tl := range t.Tools {
-		tools = append(tools, tl.Name)
+		names = append(names, tl.Name)
 		if !tl.Builtin {
 			custom++
 		}
@@ -114,9 +107,9 @@ func taskFacts(ctx context.Context, t *dsl.Task, siblings int) *jsonv.Object {
 	}
 	o := jsonv.NewObject(
 		"task", t.Name, "file", t.File, "description", t.Description,
-		"capabilities", strs(t.Capabilities), "turns", int64(len(t.Turns)),
+		"capabilities", tools.Strings(t.Capabilities), "turns", int64(len(t.Turns)),
 		"before_hooks", int64(befores), "user_functions", int64(userFns),
-		"tools", strs(tools), "task_tools", int64(custom), "faults", t.Faults != nil,
+		"tools", tools.Strings(names), "task_tools", int64(custom), "faults", t.Faults != nil,
 		"family_size", int64(siblings), "metadata", t.Metadata,
 	)
 	p, d := episode.Prepare(ctx, t, episode.Options{})
@@ -125,7 +118,7 @@ func taskFacts(ctx context.Context, t *dsl.Task, siblings int) *jsonv.Object {
 		return o
 	}
 	collections := p.Base.DB().Collections()
-	o.Set("db_collections", strs(collections))
+	o.Set("db_collections", tools.Strings(collections))
 	r := p.Run(ctx, episode.Noop{}, episode.RunOptions{})
 	checks, safety := 0, 0
 	for _, it := range r.Items {

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -202,14 +203,14 @@ func messageJSON(m *Message) *jsonv.Object {
 	}
 	reactions := &jsonv.Object{}
 	for _, r := range m.Reactions {
-		reactions.Set(r.Emoji, strs(r.People))
+		reactions.Set(r.Emoji, tools.Strings(r.People))
 	}
 	return jsonv.NewObject("id", m.ID, "channel", m.Conv, "sender", m.Sender, "text", m.Text, "ts", m.TS,
-		"thread", thread, "mentions", strs(m.Mentions), "reactions", reactions, "edited", m.Edited)
+		"thread", thread, "mentions", tools.Strings(m.Mentions), "reactions", reactions, "edited", m.Edited)
 }
 
 func channelJSON(c *Channel) *jsonv.Object {
-	return jsonv.NewObject("name", c.Name, "kind", "channel", "topic", c.Topic, "members", strs(c.Members))
+	return jsonv.NewObject("name", c.Name, "kind", "channel", "topic", c.Topic, "members", tools.Strings(c.Members))
 }
 
 // convs lists the conversations: channels by name, then direct messages.
@@ -219,15 +220,7 @@ func convs(v *view) []*jsonv.Object {
 		out = append(out, channelJSON(c))
 	}
 	for _, d := range v.dms() {
-		out = append(out, jsonv.NewObject("name", d, "kind", "dm", "topic", "", "members", strs(v.members(d))))
-	}
-	return out
-}
-
-func strs(ss []string) []jsonv.Value {
-	out := make([]jsonv.Value, len(ss))
-	for i, s := range ss {
-		out[i] = s
+		out = append(out, jsonv.NewObject("name", d, "kind", "dm", "topic", "", "members", tools.Strings(v.members(d))))
 	}
 	return out
 }

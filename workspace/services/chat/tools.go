@@ -33,52 +33,40 @@ var agentTools = []*tools.Tool{
 	{Name: "chat_read", Group: "chat",
 		Description: "Read a channel or direct message: its newest messages, oldest first, without the replies inside threads. " +
 			"To read a thread, give thread = the id of a message in it: you get the thread's first message, then its replies. " + msgShape + " " + listingDoc,
-		Params: []tools.Param{param("channel", tools.TypeString, convDesc, nil), param("thread", tools.TypeString, "Id of a message whose thread to read.", ""),
-			param("limit", tools.TypeInteger, limitDesc, int64(20))},
+		Params: []tools.Param{tools.Req("channel", tools.TypeString, convDesc), tools.Opt("thread", tools.TypeString, "Id of a message whose thread to read.", ""),
+			tools.Opt("limit", tools.TypeInteger, limitDesc, int64(20))},
 		Run: readConv},
 	{Name: "chat_post", Group: "chat",
 		Description: "Post a message as yourself in a channel or a direct message (a direct message to someone new starts the conversation). " +
 			"With thread = a message id, the message is a reply in that message's thread (a reply to a reply joins the same thread). " +
 			"Write \"@handle\" to mention someone. A message holds at most " + limits.Bytes(limits.ChatText) + ". Returns {id, channel, thread, ts}.",
-		Params: []tools.Param{param("channel", tools.TypeString, convDesc, nil), param("text", tools.TypeString, "The message, plain text.", nil),
-			param("thread", tools.TypeString, "Id of the message to reply to in its thread; leave out to post in the channel itself.", "")},
+		Params: []tools.Param{tools.Req("channel", tools.TypeString, convDesc), tools.Req("text", tools.TypeString, "The message, plain text."),
+			tools.Opt("thread", tools.TypeString, "Id of the message to reply to in its thread; leave out to post in the channel itself.", "")},
 		Run: postTool},
 	{Name: "chat_search", Group: "chat",
 		Description: "Search every channel and direct message (or one, with channel) for messages whose text or sender contains every word of query, case ignored; thread replies included. " +
 			"Returns the newest matches, oldest first. " + msgShape + " " + listingDoc,
-		Params: []tools.Param{param("query", tools.TypeString, "Words to look for.", nil), param("channel", tools.TypeString, "Search only this conversation.", ""),
-			param("limit", tools.TypeInteger, limitDesc, int64(20))},
+		Params: []tools.Param{tools.Req("query", tools.TypeString, "Words to look for."), tools.Opt("channel", tools.TypeString, "Search only this conversation.", ""),
+			tools.Opt("limit", tools.TypeInteger, limitDesc, int64(20))},
 		Run: search},
 	{Name: "chat_mentions", Group: "chat",
 		Description: "The messages that mention you: \"@\" and your handle, or @here, @channel or @everyone in a channel you are a member of. Returns the newest, oldest first. " + msgShape + " " + listingDoc,
-		Params:      []tools.Param{param("limit", tools.TypeInteger, limitDesc, int64(20))},
+		Params:      []tools.Param{tools.Opt("limit", tools.TypeInteger, limitDesc, int64(20))},
 		Run:         mentions},
 	{Name: "chat_react", Group: "chat",
 		Description: "Add your emoji reaction to a message, or take it back with remove. Returns {id, reactions}.",
-		Params: []tools.Param{param("message_id", tools.TypeString, idDesc, nil),
-			param("emoji", tools.TypeString, "Emoji name, like \"eyes\", \"+1\" or \"white_check_mark\" (colons are ignored).", nil),
-			param("remove", tools.TypeBoolean, "Take your reaction back instead.", false)},
+		Params: []tools.Param{tools.Req("message_id", tools.TypeString, idDesc),
+			tools.Req("emoji", tools.TypeString, "Emoji name, like \"eyes\", \"+1\" or \"white_check_mark\" (colons are ignored)."),
+			tools.Opt("remove", tools.TypeBoolean, "Take your reaction back instead.", false)},
 		Run: reactTool},
 	{Name: "chat_edit", Group: "chat",
 		Description: "Replace the text of one of your own messages (at most " + limits.Bytes(limits.ChatText) + "); it shows as edited. Returns the message.",
-		Params:      []tools.Param{param("message_id", tools.TypeString, idDesc, nil), param("text", tools.TypeString, "The new text.", nil)},
+		Params:      []tools.Param{tools.Req("message_id", tools.TypeString, idDesc), tools.Req("text", tools.TypeString, "The new text.")},
 		Run:         editTool},
 	{Name: "chat_delete", Group: "chat",
 		Description: "Delete one of your own messages (not one whose thread has replies from others). Returns {ok, id}.",
-		Params:      []tools.Param{param("message_id", tools.TypeString, idDesc, nil)},
+		Params:      []tools.Param{tools.Req("message_id", tools.TypeString, idDesc)},
 		Run:         deleteTool},
-}
-
-// param is a parameter: required when def is nil, else optional with that default.
-func param(name, typ, desc string, def jsonv.Value) tools.Param {
-	return tools.Param{Name: name, Type: typ, Description: desc, Required: def == nil, Default: def, HasDefault: def != nil}
-}
-
-// arg reads an argument already checked by CheckArgs (zero when absent).
-func arg[T any](args *jsonv.Object, name string) T {
-	v, _ := args.Get(name)
-	x, _ := v.(T)
-	return x
 }
 
 // newest keeps the last limit messages, and of them no more than a listing shows; total is how
@@ -111,7 +99,7 @@ func listChannels(st *workspace.State, _ *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
 	out := []jsonv.Value{}
 	for _, c := range convs(v) {
-		name := arg[string](c, "name")
+		name := tools.ArgStr(c, "name")
 		var n int64
 		var last jsonv.Value
 		for _, m := range v.msgs {
@@ -129,13 +117,13 @@ func listChannels(st *workspace.State, _ *jsonv.Object) (jsonv.Value, error) {
 
 func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
-	conv, err := v.conv(arg[string](args, "channel"))
+	conv, err := v.conv(tools.ArgStr(args, "channel"))
 	if err != nil {
 		return nil, err
 	}
 	var ms []*Message
 	var head *Message
-	if id := arg[string](args, "thread"); id != "" {
+	if id := tools.ArgStr(args, "thread"); id != "" {
 		if head, err = v.get(id); err != nil {
 			return nil, err
 		}
@@ -157,7 +145,7 @@ func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			}
 		}
 	}
-	ms, total, err := newest(ms, arg[int64](args, "limit"))
+	ms, total, err := newest(ms, tools.ArgInt(args, "limit"))
 	if err != nil {
 		return nil, err
 	}
@@ -169,21 +157,21 @@ func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 
 func postTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	me := read(st).me
-	m, err := post(st, draft{conv: arg[string](args, "channel"), sender: me, text: arg[string](args, "text"), thread: arg[string](args, "thread"), known: true})
+	m, err := post(st, draft{conv: tools.ArgStr(args, "channel"), sender: me, text: tools.ArgStr(args, "text"), thread: tools.ArgStr(args, "thread"), known: true})
 	if err != nil {
 		return nil, err
 	}
-	o := messageJSON(m)
-	return jsonv.NewObject("id", m.ID, "channel", m.Conv, "thread", arg[jsonv.Value](o, "thread"), "ts", m.TS), nil
+	thread, _ := messageJSON(m).Get("thread")
+	return jsonv.NewObject("id", m.ID, "channel", m.Conv, "thread", thread, "ts", m.TS), nil
 }
 
 func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
-	words := strings.Fields(strings.ToLower(arg[string](args, "query")))
+	words := strings.Fields(strings.ToLower(tools.ArgStr(args, "query")))
 	if len(words) == 0 {
 		return nil, errors.New("argument \"query\": give at least one word to look for")
 	}
-	conv := arg[string](args, "channel")
+	conv := tools.ArgStr(args, "channel")
 	if conv != "" {
 		var err error
 		if conv, err = v.conv(conv); err != nil {
@@ -197,7 +185,7 @@ func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			ms = append(ms, m)
 		}
 	}
-	ms, total, err := newest(ms, arg[int64](args, "limit"))
+	ms, total, err := newest(ms, tools.ArgInt(args, "limit"))
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +194,7 @@ func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 
 func mentions(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
-	ms, total, err := newest(slices.DeleteFunc(slices.Clone(v.msgs), func(m *Message) bool { return !v.mentionsMe(m) }), arg[int64](args, "limit"))
+	ms, total, err := newest(slices.DeleteFunc(slices.Clone(v.msgs), func(m *Message) bool { return !v.mentionsMe(m) }), tools.ArgInt(args, "limit"))
 	if err != nil {
 		return nil, err
 	}
@@ -215,19 +203,20 @@ func mentions(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 
 func reactTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
-	m, err := v.get(arg[string](args, "message_id"))
+	m, err := v.get(tools.ArgStr(args, "message_id"))
 	if err != nil {
 		return nil, err
 	}
-	if m, err = react(st, m, arg[string](args, "emoji"), v.me, arg[bool](args, "remove")); err != nil {
+	if m, err = react(st, m, tools.ArgStr(args, "emoji"), v.me, tools.ArgBool(args, "remove")); err != nil {
 		return nil, err
 	}
-	return jsonv.NewObject("id", m.ID, "reactions", arg[jsonv.Value](messageJSON(m), "reactions")), nil
+	reactions, _ := messageJSON(m).Get("reactions")
+	return jsonv.NewObject("id", m.ID, "reactions", reactions), nil
 }
 
 // own returns a message of the user's, for edits and deletions.
 func own(v *view, args *jsonv.Object, verb string) (*Message, error) {
-	m, err := v.get(arg[string](args, "message_id"))
+	m, err := v.get(tools.ArgStr(args, "message_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +232,7 @@ func editTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m, err = edit(st, m, arg[string](args, "text")); err != nil {
+	if m, err = edit(st, m, tools.ArgStr(args, "text")); err != nil {
 		return nil, err
 	}
 	return v.list([]*Message{m})[0], nil

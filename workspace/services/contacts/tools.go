@@ -17,14 +17,6 @@ const group = "contacts"
 
 const idDesc = "Contact id, like \"c3\", as given by contacts_search or contacts_list."
 
-func param(name, typ, desc string, required bool, def jsonv.Value) tools.Param {
-	p := tools.Param{Name: name, Type: typ, Description: desc, Required: required}
-	if def != nil {
-		p.Default, p.HasDefault = def, true
-	}
-	return p
-}
-
 var sourceParam = tools.Param{Name: "source", Type: tools.TypeString, Enum: []jsonv.Value{Directory, Personal},
 	Description: "Keep only the company directory (\"directory\") or the user's personal address book (\"personal\")."}
 
@@ -42,7 +34,7 @@ var personalFields = []struct{ name, desc string }{
 func personalParams(first ...tools.Param) []tools.Param {
 	ps := first
 	for _, f := range personalFields {
-		ps = append(ps, param(f.name, tools.TypeString, f.desc, false, nil))
+		ps = append(ps, tools.Opt(f.name, tools.TypeString, f.desc, nil))
 	}
 	return ps
 }
@@ -57,10 +49,10 @@ var agentTools = []*tools.Tool{
 			"as summaries {id, name, role, team, company, location, email, source}; contacts_get gives the phone, the manager, " +
 			"the direct reports and the notes. " + tools.ListingDoc,
 		Params: []tools.Param{
-			param("query", tools.TypeString, "Words to look for, like \"Greta dispatch\" or \"finance controller\".", true, nil),
-			param("team", tools.TypeString, "Keep only people whose team or department matches this.", false, nil),
+			tools.Req("query", tools.TypeString, "Words to look for, like \"Greta dispatch\" or \"finance controller\"."),
+			tools.Opt("team", tools.TypeString, "Keep only people whose team or department matches this.", nil),
 			sourceParam,
-			param("limit", tools.TypeInteger, "Largest number of contacts to return (1 to 50).", false, int64(10)),
+			tools.Opt("limit", tools.TypeInteger, "Largest number of contacts to return (1 to 50).", int64(10)),
 		},
 		Run: searchTool,
 	},
@@ -70,7 +62,7 @@ var agentTools = []*tools.Tool{
 		Description: "Read one contact in full: id, name, email, phone, role, team, company, location, source, aliases, notes, " +
 			"manager ({id, name, role, email}, or null) and reports (the people they manage, [{id, name, role}]). " +
 			"Follow manager to find who someone reports to.",
-		Params: []tools.Param{param("id", tools.TypeString, idDesc, true, nil)},
+		Params: []tools.Param{tools.Req("id", tools.TypeString, idDesc)},
 		Run:    getTool,
 	},
 	{
@@ -79,11 +71,11 @@ var agentTools = []*tools.Tool{
 		Description: "List contacts, sorted by name, as summaries {id, name, role, team, company, location, email, source}, " +
 			"optionally only those of a team, a location, a company or a source (each filter matches words, ignoring case). " + tools.ListingDoc,
 		Params: []tools.Param{
-			param("team", tools.TypeString, "Team or department, like \"Dispatch\".", false, nil),
-			param("location", tools.TypeString, "City, site or office, like \"Antwerp\".", false, nil),
-			param("company", tools.TypeString, "Company, like a customer's name.", false, nil),
+			tools.Opt("team", tools.TypeString, "Team or department, like \"Dispatch\".", nil),
+			tools.Opt("location", tools.TypeString, "City, site or office, like \"Antwerp\".", nil),
+			tools.Opt("company", tools.TypeString, "Company, like a customer's name.", nil),
 			sourceParam,
-			param("limit", tools.TypeInteger, "Largest number of contacts to return (1 to 200).", false, int64(50)),
+			tools.Opt("limit", tools.TypeInteger, "Largest number of contacts to return (1 to 200).", int64(50)),
 		},
 		Run: listTool,
 	},
@@ -92,7 +84,7 @@ var agentTools = []*tools.Tool{
 		Group: group,
 		Description: "Add a person to the user's personal address book (the company directory cannot be changed). " +
 			"Returns the new contact, as contacts_get.",
-		Params: personalParams(param("name", tools.TypeString, "Full name.", true, nil)),
+		Params: personalParams(tools.Req("name", tools.TypeString, "Full name.")),
 		Run:    addTool,
 	},
 	{
@@ -100,35 +92,16 @@ var agentTools = []*tools.Tool{
 		Group: group,
 		Description: "Change a contact of the user's personal address book: only the fields given change (\"\" clears one). " +
 			"Contacts of the company directory are read-only. Returns the updated contact, as contacts_get.",
-		Params: personalParams(param("id", tools.TypeString, idDesc, true, nil), param("name", tools.TypeString, "New full name.", false, nil)),
+		Params: personalParams(tools.Req("id", tools.TypeString, idDesc), tools.Opt("name", tools.TypeString, "New full name.", nil)),
 		Run:    updateTool,
 	},
 	{
 		Name:        "contacts_delete",
 		Group:       group,
 		Description: "Delete a contact of the user's personal address book (the company directory cannot be changed). Returns {\"ok\": true}.",
-		Params:      []tools.Param{param("id", tools.TypeString, idDesc, true, nil)},
+		Params:      []tools.Param{tools.Req("id", tools.TypeString, idDesc)},
 		Run:         deleteTool,
 	},
-}
-
-// Readers of arguments already checked by tools.CheckArgs.
-
-func argStr(args *jsonv.Object, name string) (string, bool) {
-	v, ok := args.Get(name)
-	s, isStr := v.(string)
-	return s, ok && isStr
-}
-
-func argText(args *jsonv.Object, name string) string {
-	s, _ := argStr(args, name)
-	return s
-}
-
-func argInt(args *jsonv.Object, name string) int64 {
-	v, _ := args.Get(name)
-	n, _ := v.(int64)
-	return n
 }
 
 // summary is a contact in a listing.
@@ -169,7 +142,7 @@ func full(st *workspace.State, c *Contact) *jsonv.Object {
 }
 
 func limitArg(args *jsonv.Object, hi int64) (int64, error) {
-	n := argInt(args, "limit")
+	n := tools.ArgInt(args, "limit")
 	if n < 1 || n > hi {
 		return 0, fmt.Errorf("argument \"limit\": must be between 1 and %d, got %d", hi, n)
 	}
@@ -181,11 +154,11 @@ func searchTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := argText(args, "query")
+	q := tools.ArgStr(args, "query")
 	if len(queryWords(q)) == 0 {
 		return nil, fmt.Errorf("argument \"query\": give a name, role, team or place to look for; contacts_list lists a whole team")
 	}
-	return summaries(search(st, q, filter{team: argText(args, "team"), source: argText(args, "source")}), limit), nil
+	return summaries(search(st, q, filter{team: tools.ArgStr(args, "team"), source: tools.ArgStr(args, "source")}), limit), nil
 }
 
 func contact(st *workspace.State, id string) (*Contact, error) {
@@ -209,7 +182,7 @@ func personal(st *workspace.State, id string) (*Contact, error) {
 }
 
 func getTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
-	c, err := contact(st, argText(args, "id"))
+	c, err := contact(st, tools.ArgStr(args, "id"))
 	if err != nil {
 		return nil, err
 	}
@@ -221,17 +194,17 @@ func listTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := filter{team: argText(args, "team"), location: argText(args, "location"), company: argText(args, "company"), source: argText(args, "source")}
+	f := filter{team: tools.ArgStr(args, "team"), location: tools.ArgStr(args, "location"), company: tools.ArgStr(args, "company"), source: tools.ArgStr(args, "source")}
 	return summaries(list(st, f), limit), nil
 }
 
 // setPersonal sets the fields given in args on c.
 func setPersonal(c *Contact, args *jsonv.Object) {
-	if v, ok := argStr(args, "name"); ok {
+	if v, ok := tools.ArgStrOK(args, "name"); ok {
 		c.Name = v
 	}
 	for _, f := range personalFields {
-		if v, ok := argStr(args, f.name); ok {
+		if v, ok := tools.ArgStrOK(args, f.name); ok {
 			setField(c, f.name, v, nil)
 		}
 	}
@@ -263,7 +236,7 @@ func addTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 }
 
 func updateTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
-	old, err := personal(st, argText(args, "id"))
+	old, err := personal(st, tools.ArgStr(args, "id"))
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +255,7 @@ func updateTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 }
 
 func deleteTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
-	c, err := personal(st, argText(args, "id"))
+	c, err := personal(st, tools.ArgStr(args, "id"))
 	if err != nil {
 		return nil, err
 	}
