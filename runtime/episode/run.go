@@ -369,7 +369,7 @@ func (e *run) invoke(c *Call) {
 		fail(fmt.Sprintf("unknown tool %q", c.Name))
 		return
 	}
-	args, err := spec.CheckArgs(c.Args)
+	args, err := spec.CheckParams(c.Args) // callAt checked the limits
 	if err != nil {
 		fail(err.Error())
 		return

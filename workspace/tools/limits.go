@@ -16,7 +16,8 @@ import (
 
 // CheckArgsLimits reports arguments over the limits of a tool call: more than limits.ToolArgs
 // bytes of JSON, or nested deeper than limits.ToolArgsDepth. CheckArgs checks them first, and an
-// episode checks them before it records the call (arguments over a limit are not recorded).
+// episode checks them before it records the call (arguments over a limit are not recorded) and
+// then calls CheckParams.
 func CheckArgsLimits(args *jsonv.Object) error {
 	if args == nil {
 		return nil
