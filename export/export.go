@@ -38,8 +38,6 @@ package export
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -48,7 +46,6 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -150,29 +147,6 @@ func (e *Episode) Tools() []jsonv.Value {
 	return t
 }
 
-// Group is a stable id of the task for group-relative methods (GRPO, GDPO): the task's name and
-// the first 12 hex digits of a SHA-256 of its source, so that episodes of two versions of the
-// task, or of two tasks of the same name in different corpora, are never normalised together.
-// The source is every file the start event's sources name (the task file and the files it
-// loads): the SHA-256 of their paths and hashes, a line each; for a task file that loads
-// nothing, or a trace without sources (an older engine), the task file's own SHA-256
-// (file_sha256).
-func (e *Episode) Group() string {
-	start := e.start()
-	sha := start.FileSHA256
-	if len(start.Sources) > 1 {
-		h := sha256.New()
-		for _, s := range start.Sources {
-			fmt.Fprintf(h, "%s\x00%s\n", s.Path, s.SHA256)
-		}
-		sha = hex.EncodeToString(h.Sum(nil))
-	}
-	if len(sha) > 12 {
-		sha = sha[:12]
-	}
-	return e.Task() + "@" + sha
-}
-
 // Sample is the sample number of a rollout trace (<sample>.jsonl), -1 for other names.
 func (e *Episode) Sample() int {
 	name := strings.TrimSuffix(filepath.Base(e.Path), ".jsonl")
@@ -181,38 +155,6 @@ func (e *Episode) Sample() int {
 		return -1
 	}
 	return n
-}
-
-// Components are the end's completion, safety and robustness.
-func (e *Episode) Components() *jsonv.Object {
-	end := e.end()
-	return jsonv.NewObject("completion", end.Completion, "safety", end.Safety, "robustness", end.Robustness)
-}
-
-// TurnRewards are the turn_end scores by turn: one entry per turn the episode reached, null
-// for a turn without a verifier (or without a turn_end, when the episode stopped in it).
-func (e *Episode) TurnRewards() []jsonv.Value {
-	var out []jsonv.Value
-	grow := func(turn int) {
-		for len(out) <= turn {
-			out = append(out, nil)
-		}
-	}
-	for _, ev := range e.Events {
-		switch b := ev.Body.(type) {
-		case *trace.User:
-			grow(b.Turn)
-		case *trace.TurnEnd:
-			grow(b.Turn)
-			if b.Score != nil {
-				out[b.Turn] = *b.Score
-			}
-		}
-	}
-	if out == nil {
-		out = []jsonv.Value{}
-	}
-	return out
 }
 
 // MalformedCalls counts the model's tool calls whose arguments are not a JSON object.
@@ -410,47 +352,6 @@ func str(o *jsonv.Object, k string) string {
 	return s
 }
 
-// SFTOptions choose the episodes of `export sft`.
-type SFTOptions struct {
-	// MinScore keeps episodes whose score is at least *MinScore; nil keeps passed episodes.
-	MinScore *float64
-	// IncludeReference keeps traces of agents that are not models (the oracle's reference
-	// demonstrations); by default only model traces are kept.
-	IncludeReference bool
-}
-
-// SFTSkip says why an episode is not an SFT example, "" when it is one.
-func SFTSkip(e *Episode, o SFTOptions) string {
-	if why := RLSkip(e); why != "" {
-		return why
-	}
-	switch {
-	case !e.FromModel() && !o.IncludeReference:
-		return "not a model's episode (use --include-oracle)"
-	case e.Error() != "":
-		return "the episode ended with an error"
-	case o.MinScore != nil && e.Score() < *o.MinScore-1e-9:
-		return "score below --min-score"
-	case o.MinScore == nil && !e.Passed():
-		return "not passed"
-	case !e.HasAssistant():
-		return "no assistant message"
-	case e.MalformedCalls() > 0:
-		return "a tool call with malformed arguments"
-	}
-	return ""
-}
-
-// RLSkip says why `export rl` (and `export sft`) leaves an episode out, "" when it keeps it:
-// an episode that says nothing about its agent (episode.Inconclusive), because the model's
-// endpoint failed for good (model-error) or it was interrupted.
-func RLSkip(e *Episode) string {
-	if code := e.ErrorCode(); episode.Inconclusive(code) {
-		return "inconclusive (" + code + ")"
-	}
-	return ""
-}
-
 // The reasons ReplaySkip gives.
 const (
 	SkipChanged  = "task files changed since recorded"
@@ -471,40 +372,6 @@ func ReplaySkip(r *trace.Result) string {
 		return SkipDiverged
 	}
 	return ""
-}
-
-// SFT is one line of `export sft`: {"messages", "tools"}.
-func SFT(e *Episode, system string) *jsonv.Object {
-	return jsonv.NewObject("messages", e.Messages(system), "tools", e.Tools())
-}
-
-// RL is one line of `export rl`: the task, its group, where the episode comes from, the reward
-// (the end score), its components, the per-turn rewards, the verdict, the conversation and
-// the tools.
-func RL(e *Episode, system string) *jsonv.Object {
-	var sample, errv jsonv.Value
-	if n := e.Sample(); n >= 0 {
-		sample = int64(n)
-	}
-	if msg := e.Error(); msg != "" {
-		errv = msg
-	}
-	return jsonv.NewObject(
-		"task", e.Task(),
-		"group", e.Group(),
-		"file", e.File(),
-		"trace", e.Path,
-		"sample", sample,
-		"seed", e.Seed(),
-		"agent", e.Agent(),
-		"reward", e.Score(),
-		"components", e.Components(),
-		"turn_rewards", e.TurnRewards(),
-		"passed", e.Passed(),
-		"error", errv,
-		"messages", e.Messages(system),
-		"tools", e.Tools(),
-	)
 }
 
 // AtomicFile is a JSON Lines file written to a temporary file beside its path and renamed onto

@@ -173,16 +173,16 @@ func call(id, name, args string) jsonv.Value {
 func (modelLike) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
 	usage := jsonv.NewObject("prompt_tokens", int64(10), "completion_tokens", int64(5), "total_tokens", int64(15))
 	if tc.Index == 0 {
-		tc.Assistant("Let me look.", []jsonv.Value{call("a", "fs_read", `{"path": "/a.txt"`), call("b", "fs_read", `{"path":"/a.txt"}`)}, usage)
+		tc.Assistant(episode.AssistantMessage{Content: "Let me look.", ToolCalls: []jsonv.Value{call("a", "fs_read", `{"path": "/a.txt"`), call("b", "fs_read", `{"path":"/a.txt"}`)}, Usage: usage})
 		if _, err := tc.Call("b", "fs_read", jsonv.NewObject("path", "/a.txt")); err != nil {
 			return "", err
 		}
-		tc.Assistant("", []jsonv.Value{call("c", "fs_write", `{"path":"/b.txt","content":"alpha"}`), call("d", "fs_list", "")}, usage)
+		tc.Assistant(episode.AssistantMessage{Content: "", ToolCalls: []jsonv.Value{call("c", "fs_write", `{"path":"/b.txt","content":"alpha"}`), call("d", "fs_list", "")}, Usage: usage})
 		if _, err := tc.Call("c", "fs_write", jsonv.NewObject("path", "/b.txt", "content", "alpha")); err != nil {
 			return "", err
 		}
 		// "d" is left unrun, as when the turn ends before it
-		tc.Assistant("Copied.", nil, usage)
+		tc.Assistant(episode.AssistantMessage{Content: "Copied.", ToolCalls: nil, Usage: usage})
 		return "Copied.", nil
 	}
 	return "", errors.New("the model went away")

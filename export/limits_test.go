@@ -193,7 +193,7 @@ var limitCalls = []jsonv.Value{
 }
 
 func (limitsModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
-	tc.Assistant("", limitCalls, nil)
+	tc.Assistant(episode.AssistantMessage{Content: "", ToolCalls: limitCalls, Usage: nil})
 	for _, c := range limitCalls {
 		fn, _ := c.(*jsonv.Object).Get("function")
 		args, problem := modelagent.ParseArguments(field(fn, "arguments").(string))
@@ -204,7 +204,7 @@ func (limitsModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, e
 			return "", err
 		}
 	}
-	tc.Assistant("Done.", nil, nil)
+	tc.Assistant(episode.AssistantMessage{Content: "Done.", ToolCalls: nil, Usage: nil})
 	return "Done.", nil
 }
 

@@ -678,8 +678,9 @@ func writeAtomic(path string, data []byte) error {
 type usageCounter struct{ prompt, completion int64 }
 
 func (u *usageCounter) OnUser(int, string, string, string) {}
-func (u *usageCounter) OnAssistant(_ int, _ string, _ []jsonv.Value, usage *jsonv.Object) {
-	if usage != nil {
+func (u *usageCounter) OnNotRun(int, string, string)       {}
+func (u *usageCounter) OnAssistant(_ int, m *episode.AssistantMessage) {
+	if usage := m.Usage; usage != nil {
 		u.prompt += intField(usage, "prompt_tokens")
 		u.completion += intField(usage, "completion_tokens")
 	}

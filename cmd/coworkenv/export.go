@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,83 +11,141 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/export"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
 )
 
-const exportUsage = "export sft|rl TRACES... --out FILE [--min-score X] [--include-oracle] [--corpus DIR] [--no-verify] [--in-process|--isolate]\n\n" +
-	"Turns traces (files, or folders of *.jsonl, like the DIR of a rollout) into training data, one JSON\n" +
-	"object per line, written atomically to FILE.\n\n" +
-	"sft: {\"messages\":[...],\"tools\":[...]} in the OpenAI chat format (system, user, assistant with\n" +
-	"tool_calls whose arguments are JSON strings, tool with tool_call_id) that TRL, LLaMA-Factory and\n" +
-	"axolotl read. Keeps the passed episodes of models (with --min-score, those scoring at least X);\n" +
-	"--include-oracle also keeps the oracle's reference demonstrations, rebuilt from their calls.\n" +
-	"Episodes that ended with an error, or in which the model sent tool-call arguments that are not a\n" +
-	"JSON object, are left out.\n\n" +
-	"rl: one line per episode (but see below): task, group (task@sha, for GRPO/GDPO normalisation;\n" +
-	"the sha is of the task file and every file it loads, as the trace's sources record them, so two\n" +
-	"versions of a helper are two groups), file, trace, sample, seed, agent, reward (the score),\n" +
-	"components {completion, safety, robustness}, turn_rewards (per turn, null for a turn without a\n" +
-	"verifier), passed, error, messages, tools.\n\n" +
-	"A trace without a recorded system prompt (the oracle's) gets the model agent's default one,\n" +
-	"rebuilt from its task; when the task cannot be found, the conversation has no system message.\n\n" +
-	"Both leave out, and count as skipped, episodes whose end records the code model-error (the model's\n" +
-	"endpoint failed for good) or interrupted (Ctrl-C): they say nothing about the agent. FILE is checked\n" +
-	"before any trace is read: a folder, one of the traces or a folder that cannot be written is refused.\n\n" +
-	"Verification. Every episode that would be kept is first replayed, as coworkenv replay does, with the\n" +
-	"same rules: the traced task file must be inside --corpus (default the current folder), and task\n" +
-	"files from disk replay in worker processes. An episode is left out, and counted by reason, when its\n" +
-	"task file or a file it loads changed since it was recorded (\"task files changed since recorded\"),\n" +
-	"when the replay differs from the trace (\"diverged on replay\": an edited trace, say), and when it\n" +
-	"cannot be verified (\"not verifiable\": the task file is not there or is refused; \"not verified\n" +
-	"(timeout)\" and the like: the replay's worker stopped); stderr names the first ten. The cost is a\n" +
-	"replay of every kept episode: setup, every tool call and verifier run again (the model is not\n" +
-	"asked), about the time the episodes took without the model's, plus a worker's start for files from\n" +
-	"disk. --no-verify skips it and exports whatever the traces say: only for traces you trust (what you\n" +
-	"just recorded yourself). Replay cannot check the text of a model's message other than each turn's\n" +
-	"last; neither can export.\n\n" +
-	isolationHelp + "\n\n" +
-	"Exit status: 0 every trace was read (and, unless --no-verify, every kept one verified, whatever the\n" +
-	"verdict), 1 some trace was unreadable or could not be verified (and was skipped), 2 bad usage (--out\n" +
-	"and --corpus included)."
+// exportKind is one kind of `coworkenv export` (its own file, export_KIND.go): its help, its
+// flags, which episodes it keeps and how it writes them. The command does the rest the same way
+// for every kind: reading the traces, verifying them by replay, the system message, the summary.
+type exportKind struct {
+	name    string
+	summary string // the kind's line in the usage line
+	help    string // the kind's paragraph in --help
+	outKind outputKind
+	// flags registers the kind's own flags on fs and returns the function that, once the flags are
+	// parsed, checks them (a usage error) and opens the output at out.
+	flags func(fs *flag.FlagSet) func(out string) (exportSink, error)
+}
+
+// exportSink writes the episodes of one export.
+type exportSink interface {
+	// Skip says why an episode is left out before its replay ("" keeps it).
+	Skip(e *export.Episode) string
+	// Add writes one episode; system is its system message ("" when none).
+	Add(e *export.Episode, system string) error
+	// Commit finishes the output (atomically: the path holds the old file or the whole new one).
+	Commit() error
+	// Abort drops what was written.
+	Abort()
+}
+
+// exportKinds are the kinds of export, in the order --help shows them.
+var exportKinds = []*exportKind{sftExport, rlExport}
+
+func exportKindOf(name string) *exportKind {
+	for _, k := range exportKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// exportUsage is the usage text of export, with every kind's paragraph.
+func exportUsage() string {
+	var names, kinds []string
+	for _, k := range exportKinds {
+		names = append(names, k.name)
+		kinds = append(kinds, k.help)
+	}
+	return "export " + strings.Join(names, "|") + " TRACES... --out PATH [flags of the kind] [--corpus DIR] [--no-verify] [--in-process|--isolate]\n\n" +
+		"Turns traces (files, or folders of *.jsonl, like the DIR of a rollout) into training or evaluation\n" +
+		"data, written atomically to PATH. The kinds:\n\n" + strings.Join(kinds, "\n\n") + "\n\n" +
+		"A trace without a recorded system prompt (the oracle's) gets the model agent's default one,\n" +
+		"rebuilt from its task; when the task cannot be found, the conversation has no system message.\n\n" +
+		"Every kind leaves out, and counts as skipped, episodes whose end records the code model-error (the\n" +
+		"model's endpoint failed for good) or interrupted (Ctrl-C): they say nothing about the agent. PATH is\n" +
+		"checked before any trace is read: one of the traces or a place that cannot be written is refused.\n\n" +
+		"Verification. Every episode that would be kept is first replayed, as coworkenv replay does, with the\n" +
+		"same rules: the traced task file must be inside --corpus (default the current folder), and task\n" +
+		"files from disk replay in worker processes. An episode is left out, and counted by reason, when its\n" +
+		"task file or a file it loads changed since it was recorded (\"task files changed since recorded\"),\n" +
+		"when the replay differs from the trace (\"diverged on replay\": an edited trace, say), and when it\n" +
+		"cannot be verified (\"not verifiable\": the task file is not there or is refused; \"not verified\n" +
+		"(timeout)\" and the like: the replay's worker stopped); stderr names the first ten. The cost is a\n" +
+		"replay of every kept episode: setup, every tool call and verifier run again (the model is not\n" +
+		"asked), about the time the episodes took without the model's, plus a worker's start for files from\n" +
+		"disk. --no-verify skips it and exports whatever the traces say: only for traces you trust (what you\n" +
+		"just recorded yourself). Replay cannot check the text of a model's message other than each turn's\n" +
+		"last; neither can export.\n\n" +
+		isolationHelp + "\n\n" +
+		"Exit status: 0 every trace was read (and, unless --no-verify, every kept one verified, whatever the\n" +
+		"verdict), 1 some trace was unreadable or could not be verified (and was skipped), 2 bad usage (--out\n" +
+		"and --corpus included)."
+}
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("export", exportUsage, stderr)
-	out := fs.String("out", "", "the JSON Lines file to write (required)")
-	var minScore optFloat
-	fs.Var(&minScore, "min-score", "sft: keep episodes scoring at least X instead of the passed ones")
-	includeOracle := fs.Bool("include-oracle", false, "sft: also keep traces of the oracle (and other agents that are not models)")
+	usage := exportUsage()
+	fs := newFlags("export", usage, stderr)
+	out := fs.String("out", "", "the file (or folder, for the kinds that write one) to write (required)")
 	noVerify := fs.Bool("no-verify", false, "do not replay the traces: export whatever they say (fast, for traces you trust)")
 	corpusDir := fs.String("corpus", ".", "the folder the traced task files must be in, for the replay that verifies them")
 	iso := addIsolationFlags(fs, "replay")
-	pos, code, ok := parse(fs, exportUsage, args, stdout, stderr)
+	// every kind's flags, and which kind registered which
+	owner := map[string]*exportKind{}
+	opens := map[*exportKind]func(string) (exportSink, error){}
+	for _, k := range exportKinds {
+		before := map[string]bool{}
+		fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
+		opens[k] = k.flags(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !before[f.Name] {
+				owner[f.Name] = k
+			}
+		})
+	}
+	pos, code, ok := parse(fs, usage, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	if len(pos) == 0 || (pos[0] != "sft" && pos[0] != "rl") {
-		fmt.Fprintln(stderr, "coworkenv export: want sft or rl, then TRACES (see coworkenv export --help)")
+	var names []string
+	for _, k := range exportKinds {
+		names = append(names, k.name)
+	}
+	var kind *exportKind
+	if len(pos) > 0 {
+		kind = exportKindOf(pos[0])
+	}
+	if kind == nil {
+		fmt.Fprintf(stderr, "coworkenv export: want %s, then TRACES (see coworkenv export --help)\n", strings.Join(names, ", "))
 		return 2
 	}
-	kind, inputs := pos[0], pos[1:]
+	inputs := pos[1:]
+	prefix := "coworkenv export " + kind.name
+	usageErr := ""
+	fs.Visit(func(f *flag.Flag) {
+		if k := owner[f.Name]; k != nil && k != kind && usageErr == "" {
+			usageErr = fmt.Sprintf("--%s: only for export %s", f.Name, k.name)
+		}
+	})
 	switch {
+	case usageErr != "":
+		fmt.Fprintf(stderr, "%s: %s\n", prefix, usageErr)
+		return 2
 	case len(inputs) == 0:
-		fmt.Fprintf(stderr, "coworkenv export %s: want TRACES (files or folders of *.jsonl)\n", kind)
+		fmt.Fprintf(stderr, "%s: want TRACES (files or folders of *.jsonl)\n", prefix)
 		return 2
 	case *out == "":
-		fmt.Fprintf(stderr, "coworkenv export %s: --out FILE is required\n", kind)
-		return 2
-	case kind == "rl" && minScore.set:
-		fmt.Fprintln(stderr, "coworkenv export rl: --min-score: only for export sft (rl keeps every episode)")
-		return 2
-	case kind == "rl" && *includeOracle:
-		fmt.Fprintln(stderr, "coworkenv export rl: --include-oracle: only for export sft (rl keeps every episode)")
+		fmt.Fprintf(stderr, "%s: --out PATH is required\n", prefix)
 		return 2
 	}
 	if err := iso.check(); err != nil {
-		fmt.Fprintf(stderr, "coworkenv export %s: %v\n", kind, err)
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 		return 2
 	}
 	if !*noVerify {
 		if err := checkCorpusDir(*corpusDir); err != nil {
-			fmt.Fprintf(stderr, "coworkenv export %s: %v\n", kind, err)
+			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 			return 2
 		}
 	}
@@ -95,7 +154,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	for _, in := range inputs {
 		ps, err := tracePaths(in)
 		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv export %s: %v\n", kind, err)
+			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 			return 2
 		}
 		for _, p := range ps {
@@ -105,19 +164,14 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if err := checkOutput("--out", *out, outputFile, append(inputs, paths...)...); err != nil {
-		fmt.Fprintf(stderr, "coworkenv export %s: %v\n", kind, err)
+	if err := checkOutput("--out", *out, kind.outKind, append(inputs, paths...)...); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 		return 2
 	}
-	af, err := export.CreateAtomic(*out)
+	sink, err := opens[kind](*out)
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv export %s: --out: %v\n", kind, err)
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 		return 2
-	}
-	opts := export.SFTOptions{IncludeReference: *includeOracle}
-	if minScore.set {
-		v := minScore.v
-		opts.MinScore = &v
 	}
 	systems := &export.Systems{Load: loadForReplay}
 	noSystemTasks := map[string]bool{}
@@ -128,7 +182,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		rp = &replayer{dir: *corpusDir, iso: iso}
 		defer rp.close()
 	}
-	leftOut := &leftOutLog{w: stderr, prefix: "coworkenv export " + kind}
+	leftOut := &leftOutLog{w: stderr, prefix: prefix}
 	// Ctrl-C stops the export (the replays take time): nothing is written
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -139,13 +193,13 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			e, err = export.Decode(p, data)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv export %s: skipping %s: %v\n", kind, p, unwrap(err))
+			fmt.Fprintf(stderr, "%s: skipping %s: %v\n", prefix, p, unwrap(err))
 			unreadable++
 			continue
 		}
 		why := export.RLSkip(e)
-		if kind == "sft" {
-			why = export.SFTSkip(e, opts)
+		if why == "" {
+			why = sink.Skip(e)
 		}
 		if why != "" {
 			skipped[why]++
@@ -154,8 +208,8 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		if rp != nil {
 			why, detail, undone := verify(ctx, rp, data, e)
 			if ctx.Err() != nil {
-				af.Abort()
-				fmt.Fprintf(stderr, "coworkenv export %s: interrupted; %s was not written\n", kind, *out)
+				sink.Abort()
+				fmt.Fprintf(stderr, "%s: interrupted; %s was not written\n", prefix, *out)
 				return 1
 			}
 			if why != "" {
@@ -172,22 +226,18 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			noSystem++
 			if key := e.File() + ":" + e.Task(); !noSystemTasks[key] {
 				noSystemTasks[key] = true
-				fmt.Fprintf(stderr, "coworkenv export %s: %s: no system message: %s\n", kind, e.Task(), firstLine(err.Error()))
+				fmt.Fprintf(stderr, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
 			}
 		}
-		line := export.SFT(e, system)
-		if kind == "rl" {
-			line = export.RL(e, system)
-		}
-		if err := af.WriteLine(line); err != nil {
-			af.Abort()
-			fmt.Fprintf(stderr, "coworkenv export %s: writing %s: %v\n", kind, *out, err)
+		if err := sink.Add(e, system); err != nil {
+			sink.Abort()
+			fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
 			return 2
 		}
 		kept++
 	}
-	if err := af.Commit(); err != nil {
-		fmt.Fprintf(stderr, "coworkenv export %s: writing %s: %v\n", kind, *out, err)
+	if err := sink.Commit(); err != nil {
+		fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
 		return 2
 	}
 	leftOut.done()
@@ -198,7 +248,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, why))
 	}
 	sort.Strings(reasons)
-	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind, kept, pluralS(kept), *out, len(paths), pluralS(len(paths)))
+	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind.name, kept, pluralS(kept), *out, len(paths), pluralS(len(paths)))
 	if nSkipped > 0 {
 		fmt.Fprintf(stdout, "; skipped %d: %s", nSkipped, strings.Join(reasons, ", "))
 	}
@@ -214,6 +264,35 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// lineSink writes one JSON object per episode to a JSON Lines file, atomically; skip, when set,
+// leaves episodes out.
+type lineSink struct {
+	f    *export.AtomicFile
+	line func(e *export.Episode, system string) *jsonv.Object
+	skip func(e *export.Episode) string
+}
+
+func openLines(out string, line func(e *export.Episode, system string) *jsonv.Object, skip func(e *export.Episode) string) (exportSink, error) {
+	f, err := export.CreateAtomic(out)
+	if err != nil {
+		return nil, fmt.Errorf("--out: %v", err)
+	}
+	return &lineSink{f: f, line: line, skip: skip}, nil
+}
+
+func (s *lineSink) Skip(e *export.Episode) string {
+	if s.skip == nil {
+		return ""
+	}
+	return s.skip(e)
+}
+
+func (s *lineSink) Add(e *export.Episode, system string) error {
+	return s.f.WriteLine(s.line(e, system))
+}
+func (s *lineSink) Commit() error { return s.f.Commit() }
+func (s *lineSink) Abort()        { s.f.Abort() }
 
 // notVerifiable is the reason export gives a trace whose replay could not run.
 const notVerifiable = "not verifiable"

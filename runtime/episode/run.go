@@ -28,9 +28,11 @@ type Agent interface {
 type Observer interface {
 	// OnUser is the user's message of a turn, the state hash and the virtual time when it is said.
 	OnUser(turn int, content, state, now string)
-	// OnAssistant is a model's message: its text, its tool calls as the model sent them (a JSON
-	// array in the chat-completions shape), and the token usage (nil when unknown).
-	OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object)
+	// OnAssistant is a model's message (see AssistantMessage).
+	OnAssistant(turn int, m *AssistantMessage)
+	// OnNotRun is the tool message a model agent sent for a tool call of the model that it did
+	// not run (arguments that are not a JSON object, a turn that ended before the call).
+	OnNotRun(turn int, id, content string)
 	OnCall(c *Call)   // before the call runs (Content, Error and State are empty)
 	OnResult(c *Call) // after it ran
 	OnReply(turn int, content string)
@@ -46,9 +48,15 @@ func (m Observers) OnUser(turn int, content, state, now string) {
 	}
 }
 
-func (m Observers) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+func (m Observers) OnAssistant(turn int, msg *AssistantMessage) {
 	for _, o := range m {
-		o.OnAssistant(turn, content, toolCalls, usage)
+		o.OnAssistant(turn, msg)
+	}
+}
+
+func (m Observers) OnNotRun(turn int, id, content string) {
+	for _, o := range m {
+		o.OnNotRun(turn, id, content)
 	}
 }
 
@@ -265,11 +273,50 @@ type TurnContext struct {
 // Task is the task being run.
 func (tc *TurnContext) Task() *dsl.Task { return tc.e.p.Task }
 
+// AssistantMessage is a model's message as a model agent reports it.
+type AssistantMessage struct {
+	// Content is the message's text, without tool calls the agent took out of it and without a
+	// leading <think> block.
+	Content string
+	// ToolCalls are the tool calls (a JSON array in the chat-completions shape, with the ids the
+	// calls run under and the arguments as the model sent them), nil for none.
+	ToolCalls []jsonv.Value
+	// Usage is the token usage, nil when unknown.
+	Usage *jsonv.Object
+	// Reasoning is the model's reasoning (reasoning_content, reasoning, or a leading <think>
+	// block), "" when none.
+	Reasoning string
+	// Raw is the content as the model sent it when the agent took tool calls or a <think> block
+	// out of it; "" when Content is what it sent.
+	Raw string
+	// CallsFrom says where the tool calls were read from when not from the tool_calls field:
+	// "function_call", or a text format (hermes, qwen-xml, llama, mistral) with " in reasoning"
+	// when they stood in the reasoning. "" for native tool calls.
+	CallsFrom string
+	// FinishReason is the choice's finish_reason as the server sent it.
+	FinishReason string
+	// Logprobs is the choice's logprobs object, nil when the server sent none.
+	Logprobs *jsonv.Object
+	// PromptTokenIDs and CompletionTokenIDs are the token ids the server returned (vLLM,
+	// SGLang), nil when none.
+	PromptTokenIDs, CompletionTokenIDs []jsonv.Value
+	// Note says why the message gave nothing the agent could use (no text and no tool call, an
+	// answer cut off at the token limit...), "" when it did.
+	Note string
+}
+
 // Assistant reports a model's message to the observer (traces). Agents that are not models
 // never call it.
-func (tc *TurnContext) Assistant(content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+func (tc *TurnContext) Assistant(m AssistantMessage) {
 	if tc.e.obs != nil {
-		tc.e.obs.OnAssistant(tc.Index, content, toolCalls, usage)
+		tc.e.obs.OnAssistant(tc.Index, &m)
+	}
+}
+
+// NotRun reports the tool message a model agent sent for a tool call it did not run (traces).
+func (tc *TurnContext) NotRun(id, content string) {
+	if tc.e.obs != nil {
+		tc.e.obs.OnNotRun(tc.Index, id, content)
 	}
 }
 

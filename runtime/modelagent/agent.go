@@ -238,7 +238,7 @@ func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 		msg := choice.Message
 		text := messageText(msg)
 		calls := a.assignIDs(t, msg.ToolCalls)
-		tc.Assistant(text, reported(msg.ToolCalls, calls), usage)
+		tc.Assistant(episode.AssistantMessage{Content: text, ToolCalls: reported(msg.ToolCalls, calls), Usage: usage})
 		hist := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text}
 		for _, c := range calls {
 			c.Function.Arguments = historyArgs(c.Function.Arguments)
@@ -250,7 +250,7 @@ func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 		}
 		if choice.FinishReason == openai.FinishReasonLength {
 			tc.Truncate()
-			a.notRun(calls, "the tool was not run: the answer was cut off at the token limit")
+			a.notRun(tc, calls, "the tool was not run: the answer was cut off at the token limit")
 			return t.last, nil
 		}
 		if len(calls) == 0 {
@@ -259,7 +259,7 @@ func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 		for i, c := range calls {
 			done, err := a.runCall(ctx, t, c)
 			if err != nil || done {
-				a.notRun(calls[i+1:], "the tool was not run: the turn ended before it")
+				a.notRun(tc, calls[i+1:], "the tool was not run: the turn ended before it")
 				if err != nil {
 					return "", err
 				}
@@ -278,21 +278,23 @@ func (a *Agent) runCall(ctx context.Context, t *turn, c openai.ToolCall) (done b
 	if problem != "" {
 		if t.issued >= tc.Task().MaxCallsPerTurn {
 			tc.Truncate()
-			a.notRun([]openai.ToolCall{c}, "the tool was not run: the turn reached its limit of tool calls")
+			a.notRun(tc, []openai.ToolCall{c}, "the tool was not run: the turn reached its limit of tool calls")
 			return true, nil
 		}
 		t.issued++
-		a.toolMessage(c.ID, BadArgumentsContent(name, problem, c.Function.Arguments))
+		content := BadArgumentsContent(name, problem, c.Function.Arguments)
+		a.toolMessage(c.ID, content)
+		tc.NotRun(c.ID, content)
 		return false, nil
 	}
 	t.issued++
 	call, err := tc.Call(c.ID, name, args)
 	if errors.Is(err, episode.ErrTruncated) {
-		a.notRun([]openai.ToolCall{c}, "the tool was not run: the turn reached its limit of tool calls")
+		a.notRun(tc, []openai.ToolCall{c}, "the tool was not run: the turn reached its limit of tool calls")
 		return true, nil
 	}
 	if err != nil {
-		a.notRun([]openai.ToolCall{c}, "the tool was not run: "+err.Error())
+		a.notRun(tc, []openai.ToolCall{c}, "the tool was not run: "+err.Error())
 		if cerr := ctx.Err(); cerr != nil {
 			return true, cerr
 		}
@@ -483,8 +485,10 @@ func (a *Agent) toolMessage(id, content string) {
 
 // notRun answers tool calls that will not run, so that every tool call in the history has its
 // tool message (OpenAI rejects a history without).
-func (a *Agent) notRun(calls []openai.ToolCall, why string) {
+func (a *Agent) notRun(tc *episode.TurnContext, calls []openai.ToolCall, why string) {
 	for _, c := range calls {
-		a.toolMessage(c.ID, ToolErrorContent(why, false))
+		content := ToolErrorContent(why, false)
+		a.toolMessage(c.ID, content)
+		tc.NotRun(c.ID, content)
 	}
 }

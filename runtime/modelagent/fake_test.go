@@ -158,15 +158,16 @@ type observer struct {
 }
 
 func (o *observer) OnUser(int, string, string, string) {}
-func (o *observer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+func (o *observer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	tc := "null"
-	if toolCalls != nil {
-		tc = jsonv.MustEncode(toolCalls)
+	if m.ToolCalls != nil {
+		tc = jsonv.MustEncode(m.ToolCalls)
 	}
-	o.assistant = append(o.assistant, assistantEvent{turn, content, tc, jsonv.MustEncode(usage)})
+	o.assistant = append(o.assistant, assistantEvent{turn, m.Content, tc, jsonv.MustEncode(m.Usage)})
 }
+func (o *observer) OnNotRun(int, string, string)  {}
 func (o *observer) OnCall(*episode.Call)          {}
 func (o *observer) OnResult(*episode.Call)        {}
 func (o *observer) OnReply(int, string)           {}

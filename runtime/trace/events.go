@@ -3,6 +3,7 @@ package trace
 import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
 )
 
 // The events of a trace, one type per kind. These types are the one description of the format:
@@ -15,8 +16,8 @@ import (
 // trace:"null" lets it be null (a nil pointer or slice). An int field named turn is the 0-based
 // turn the event belongs to.
 
-// Body is the content of one line: *Start, *User, *Assistant, *Call, *CallResult, *Reply, *TurnEnd
-// or *End.
+// Body is the content of one line: *Start, *User, *Assistant, *Call, *CallResult, *NotRun, *Reply,
+// *TurnEnd or *End.
 type Body interface {
 	// Kind is the line's "event".
 	Kind() string
@@ -24,7 +25,7 @@ type Body interface {
 
 // bodies are the event types, in the order they first appear in a trace.
 var bodies = []Body{(*Start)(nil), (*User)(nil), (*Assistant)(nil), (*Call)(nil), (*CallResult)(nil),
-	(*Reply)(nil), (*TurnEnd)(nil), (*End)(nil)}
+	(*NotRun)(nil), (*Reply)(nil), (*TurnEnd)(nil), (*End)(nil)}
 
 // Start is the first line: the episode the trace records.
 type Start struct {
@@ -52,6 +53,25 @@ type Start struct {
 	// SHA-256 (an extension of SPEC §6): replay names a loaded file that changed. StartOf cannot
 	// read the corpus, so the caller sets them (Sources); absent from traces of older engines.
 	Sources []Source `json:"sources,omitempty"`
+	// Model is the model of a model agent's episode: its name, endpoint and the settings every
+	// request carried. Absent for other agents and from traces of older engines.
+	Model *Model `json:"model,omitempty"`
+}
+
+// Model describes the model behind a model agent.
+type Model struct {
+	Name string `json:"name"`
+	// BaseURL is the endpoint without user info, query or fragment (they may hold secrets).
+	BaseURL string `json:"base_url"`
+	// Request are the fields every request set besides model, messages and tools, as sent:
+	// temperature, top_p, max_tokens (or max_completion_tokens), stop and the extra body.
+	Request *jsonv.Object `json:"request"`
+	// Headers are the names of the extra headers sent (their values may be secrets).
+	Headers []jsonv.Value `json:"headers,omitempty"`
+	// ToolCallFormat and ReasoningHistory are the agent's settings for tool calls written as text
+	// and for reasoning in the history it sends back.
+	ToolCallFormat   string `json:"tool_call_format"`
+	ReasoningHistory string `json:"reasoning_history"`
 }
 
 // Source is one file of a task's source in a start event.
@@ -75,6 +95,30 @@ type Assistant struct {
 	// ToolCalls are the tool calls as the model sent them (chat-completions shape), nil for none.
 	ToolCalls []jsonv.Value `json:"tool_calls" trace:"null"`
 	Usage     *jsonv.Object `json:"usage" trace:"null"` // token usage, nil when unknown
+	// The fields below are those of episode.AssistantMessage, written when not empty (absent
+	// from traces of older engines).
+	Reasoning          string        `json:"reasoning,omitempty"`
+	Raw                string        `json:"raw,omitempty"`
+	CallsFrom          string        `json:"calls_from,omitempty"`
+	FinishReason       string        `json:"finish_reason,omitempty"`
+	Logprobs           *jsonv.Object `json:"logprobs,omitempty"`
+	PromptTokenIDs     []jsonv.Value `json:"prompt_token_ids,omitempty"`
+	CompletionTokenIDs []jsonv.Value `json:"completion_token_ids,omitempty"`
+	Note               string        `json:"note,omitempty"`
+}
+
+// assistantOf is the assistant event of a model's message.
+func assistantOf(turn int, m *episode.AssistantMessage) *Assistant {
+	return &Assistant{Turn: turn, Content: m.Content, ToolCalls: m.ToolCalls, Usage: m.Usage,
+		Reasoning: m.Reasoning, Raw: m.Raw, CallsFrom: m.CallsFrom, FinishReason: m.FinishReason,
+		Logprobs: m.Logprobs, PromptTokenIDs: m.PromptTokenIDs, CompletionTokenIDs: m.CompletionTokenIDs, Note: m.Note}
+}
+
+// Message is the model's message an assistant event records.
+func (a *Assistant) Message() episode.AssistantMessage {
+	return episode.AssistantMessage{Content: a.Content, ToolCalls: a.ToolCalls, Usage: a.Usage,
+		Reasoning: a.Reasoning, Raw: a.Raw, CallsFrom: a.CallsFrom, FinishReason: a.FinishReason,
+		Logprobs: a.Logprobs, PromptTokenIDs: a.PromptTokenIDs, CompletionTokenIDs: a.CompletionTokenIDs, Note: a.Note}
 }
 
 // Call is a tool call, before it runs.
@@ -93,6 +137,15 @@ type CallResult struct {
 	Error   *string `json:"error" trace:"null"` // the tool error, nil when the call succeeded
 	Fault   bool    `json:"fault"`              // an injected transient error
 	State   string  `json:"state"`              // hash after the call
+}
+
+// NotRun is the tool message a model agent sent for a tool call of the model it did not run:
+// arguments that are not a JSON object, or a turn that ended before the call (absent from traces
+// of older engines, whose exports rebuild it).
+type NotRun struct {
+	Turn    int    `json:"turn"`
+	ID      string `json:"id"`      // the tool call's
+	Content string `json:"content"` // the tool message's content, as the model was shown it
 }
 
 // Reply is the agent's answer that ends its turn.
@@ -144,6 +197,7 @@ func (*User) Kind() string       { return "user" }
 func (*Assistant) Kind() string  { return "assistant" }
 func (*Call) Kind() string       { return "call" }
 func (*CallResult) Kind() string { return "result" }
+func (*NotRun) Kind() string     { return "not_run" }
 func (*Reply) Kind() string      { return "reply" }
 func (*TurnEnd) Kind() string    { return "turn_end" }
 func (*End) Kind() string        { return "end" }

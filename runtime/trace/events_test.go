@@ -23,7 +23,9 @@ func everyKind() []Body {
 		&Start{Format: Format, Task: "t", File: "dir/t.star", FileSHA256: "ab12", Seed: -3, Engine: Engine, Agent: "openai",
 			Tools: []jsonv.Value{jsonv.NewObject("type", "function", "n", 1.5, "m", int64(2))}, State: "s0",
 			System: "system\n\x01 é", Now: "2026-01-05T08:00:00Z", Rand: "00ff00ff00ff00ff",
-			Sources: []Source{{Path: "dir/t.star", SHA256: "ab12"}, {Path: "lib/x.star", SHA256: "cd34"}}},
+			Sources: []Source{{Path: "dir/t.star", SHA256: "ab12"}, {Path: "lib/x.star", SHA256: "cd34"}},
+			Model: &Model{Name: "m", BaseURL: "http://127.0.0.1:1/v1", Request: jsonv.NewObject("temperature", 0.5),
+				Headers: []jsonv.Value{"X-Session"}, ToolCallFormat: "auto", ReasoningHistory: "keep"}},
 		&User{Turn: 0, Content: "hi", State: "s0", Now: "2026-01-05T08:00:00Z"},
 		&Assistant{Turn: 0, Content: "", ToolCalls: nil, Usage: nil},
 		&Assistant{Turn: 0, Content: "calling", ToolCalls: []jsonv.Value{jsonv.NewObject("id", "x")},
@@ -36,6 +38,11 @@ func everyKind() []Body {
 		&Reply{Turn: 0, Content: "done"},
 		&TurnEnd{Turn: 0, Score: ptr(1.0), Truncated: false, Checks: checks},
 		&User{Turn: 1, Content: "", State: "s2", Now: ""},
+		&Assistant{Turn: 1, Content: "none", ToolCalls: []jsonv.Value{}, Usage: &jsonv.Object{},
+			Reasoning: "r", Raw: "<think>r</think>none", CallsFrom: "hermes", FinishReason: "stop",
+			Logprobs: jsonv.NewObject("content", []jsonv.Value{}), PromptTokenIDs: []jsonv.Value{int64(1)},
+			CompletionTokenIDs: []jsonv.Value{int64(2)}, Note: "n"},
+		&NotRun{Turn: 1, ID: "y", Content: `{"error":"e"}`},
 		&TurnEnd{Turn: 1, Score: nil, Truncated: true, Checks: []Check{}},
 		&End{Score: 1, Passed: true, Completion: 0.5, Safety: 1, Robustness: 0, Checks: checks, State: "s3",
 			Error: &Failure{Code: "timeout", Message: "m", File: ptr("t.star"), Line: ptr(3), Col: ptr(4)}},
@@ -61,7 +68,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	// and sources, end without error, and a failure without a position
 	short := everyKind()
 	st := short[0].(*Start)
-	st.System, st.Now, st.Rand, st.Sources = "", "", "", nil
+	st.System, st.Now, st.Rand, st.Sources, st.Model = "", "", "", nil, nil
 	short[len(short)-1].(*End).Error = nil
 	failure := everyKind()
 	failure[len(failure)-1].(*End).Error = &Failure{Code: "solution-error", Message: ""}
@@ -134,9 +141,12 @@ func TestReadRejectsBadFields(t *testing.T) {
 		{11, `"weight":1.0`, `"weight":"1"`, `line 11: turn_end event: field "checks[0].weight" is string, want number or null`},
 		{11, `"passed":false,"turn":null}`, `"turn":null}`, `line 11: turn_end event: missing field "checks[1].passed"`},
 		{11, `"checks":[{`, `"checks":[7,{`, `line 11: turn_end event: field "checks[0]" is integer, want object`},
-		{14, `"code":"timeout",`, ``, `line 14: end event: missing field "error.code"`},
-		{14, `"line":3`, `"line":"3"`, `line 14: end event: field "error.line" is string, want integer or null`},
-		{14, `"score":1.0`, `"score":true`, `line 14: end event: field "score" is boolean, want number`},
+		{16, `"code":"timeout",`, ``, `line 16: end event: missing field "error.code"`},
+		{16, `"line":3`, `"line":"3"`, `line 16: end event: field "error.line" is string, want integer or null`},
+		{16, `"score":1.0`, `"score":true`, `line 16: end event: field "score" is boolean, want number`},
+		{1, `"headers":["X-Session"]`, `"headers":"X"`, `line 1: start event: field "model.headers" is string, want array`},
+		{13, `"prompt_token_ids":[1]`, `"prompt_token_ids":{}`, `line 13: assistant event: field "prompt_token_ids" is object, want array`},
+		{14, `"id":"y"`, `"id":5`, `line 14: not_run event: field "id" is integer, want string`},
 		{10, `"turn":0`, `"turn":-1`, `line 10: reply event: turn -1 is out of range`},
 		{10, `"turn":0`, `"turn":9000000000000000000`, `line 10: reply event: turn 9000000000000000000 is out of range`},
 	}

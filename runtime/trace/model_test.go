@@ -70,24 +70,24 @@ func TestModelTracesReplay(t *testing.T) {
 		name    string
 		src     string
 		answers []chattest.Answer
-		kinds   string // the events after start, by their first letter (user, assistant, call, result, reply, turn_end, end)
+		kinds   string // the events after start, by their first letter (user, assistant, call, result, not_run, reply, turn_end, end)
 	}{
 		{"two turns, with faults", taskSrc, modelAnswers, ""},
 		{"max_calls_per_turn cuts a message short", limited, []chattest.Answer{
 			calls("Working.", chattest.Call("a", "mail_read", `{"id":"m1"}`), chattest.Call("b", "ship_order", `{"order":"o1"}`),
 				chattest.Call("c", "mail_reply", `{"id":"m1","body":"Shipped."}`)),
 			say("Nothing else."),
-		}, "u a c r c r R t u a R t e"},
+		}, "u a c r c r n R t u a R t e"},
 		{"bad arguments past the limit end the turn", limited, []chattest.Answer{
 			calls("", chattest.Call("a", "mail_read", `{"id":"m1"}`), chattest.Call("b", "ship_order", `{"order":"o1"}`),
 				chattest.Call("c", "mail_reply", `[1]`), chattest.Call("d", "fs_read", `{"path":"/stock.csv"}`)),
 			say("Nothing else."),
-		}, "u a c r c r R t u a R t e"},
+		}, "u a c r c r n n R t u a R t e"},
 		{"an answer cut off at the token limit runs none of its calls", noFaults, []chattest.Answer{
 			calls("Let me", chattest.Call("a", "mail_read", `{"id":"m1"}`)),
 			{Body: chattest.Completion{Finish: "length", Message: chattest.WithCalls("I will now", chattest.Call("b", "ship_order", `{"order":"o1"}`))}.String()},
 			say("Nothing else."),
-		}, "u a c r a R t u a R t e"},
+		}, "u a c r a n R t u a R t e"},
 		{"a cut-off answer without calls ends the turn as truncated", noFaults, []chattest.Answer{
 			{Body: chattest.Completion{Finish: "length", Message: chattest.Text("I was cut")}.String()},
 			say("Nothing else."),
@@ -166,10 +166,11 @@ func TestTamperedModelTraces(t *testing.T) {
 	})
 	t.Run("bad arguments made good", func(t *testing.T) {
 		// the call with arguments that are not JSON did not run; made JSON, it runs
+		// (the trace says what the model was told about them: that is where the replay differs)
 		i := find(t, orig, 0, `"event":"assistant"`, `c3`)
-		call := find(t, orig, 0, `"event":"call"`, `"mail_reply"`)
-		d := tamper(t, f, edit(t, orig, i, `{\"order\": o1}`, `{\"order\":\"o1\"}`), call+1, "call", "mail_reply")
-		assert.Contains(t, d.Diffs, "id: recorded c4, replayed c3")
+		told := find(t, orig, 0, `"event":"not_run"`, `"c3"`)
+		d := tamper(t, f, edit(t, orig, i, `{\"order\": o1}`, `{\"order\":\"o1\"}`), told+1, "not_run", "")
+		assert.Contains(t, d.Diffs, "event: recorded not_run, replayed call (turn 1)")
 	})
 	t.Run("dropped call", func(t *testing.T) {
 		call := find(t, orig, 0, `"event":"call"`, `"ship_order"`)

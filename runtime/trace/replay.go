@@ -238,6 +238,8 @@ type plan struct {
 	script *episode.Scripted // the recorded calls and replies, the truncated turns and the agent's error
 	msgs   [][]Event         // the model's messages (assistant events) by turn
 	after  []int             // by turn: the calls recorded after its last message
+	notRun [][]*NotRun       // by turn: the tool messages of calls the model agent did not run
+	hasNot bool              // the trace has not_run events (older engines wrote none)
 	failed int               // the turn the agent's error ended, -1 when none
 }
 
@@ -254,6 +256,7 @@ func planOf(events []Event) *plan {
 			s.Errors = append(s.Errors, nil)
 			p.msgs = append(p.msgs, nil)
 			p.after = append(p.after, 0)
+			p.notRun = append(p.notRun, nil)
 		}
 		switch b := ev.Body.(type) {
 		case *Assistant:
@@ -266,6 +269,9 @@ func planOf(events []Event) *plan {
 			}
 			s.Calls[turn] = append(s.Calls[turn], episode.ScriptedCall{ID: id, Name: b.Name, Args: b.Args})
 			p.after[turn]++
+		case *NotRun:
+			p.notRun[turn] = append(p.notRun[turn], b)
+			p.hasNot = true
 		case *Reply:
 			s.Replies[turn] = b.Content
 			replied[turn] = true
@@ -351,10 +357,14 @@ func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string
 		msgs = p.msgs[i]
 	}
 	truncated := i < len(p.script.Truncated) && p.script.Truncated[i]
+	var notRun []*NotRun
+	if i < len(p.notRun) {
+		notRun = p.notRun[i]
+	}
 	last := ""
 	for k, ev := range msgs {
 		a := ev.Body.(*Assistant)
-		tc.Assistant(a.Content, a.ToolCalls, a.Usage)
+		tc.Assistant(a.Message())
 		if a.Content != "" {
 			last = a.Content
 		}
@@ -369,8 +379,32 @@ func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string
 		if final && (truncated || i == p.failed) {
 			runs = p.after[i]
 		}
+		// the tool messages of the calls not run, as recorded (the agent's text, like its
+		// messages): one where a call is refused, the rest when the message's calls stop
+		told := map[string]bool{}
+		tell := func(id, content string) {
+			for _, n := range notRun {
+				if n.ID == id && !told[id] {
+					told[id] = true
+					tc.NotRun(id, n.Content)
+					return
+				}
+			}
+			if p.hasNot && !told[id] {
+				told[id] = true
+				tc.NotRun(id, content) // the trace lacks it: the comparer says so
+			}
+		}
+		rest := func(from int) {
+			for _, c := range a.ToolCalls[from:] {
+				if id, _, _, ok := toolCallOf(c); ok {
+					tell(id, modelagent.ToolErrorContent("the tool was not run", false))
+				}
+			}
+		}
 		for j, c := range a.ToolCalls {
 			if runs == 0 {
+				rest(j)
 				break
 			}
 			id, name, arguments, ok := toolCallOf(c)
@@ -380,10 +414,12 @@ func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string
 			}
 			args, problem := modelagent.ParseArguments(arguments)
 			if problem != "" {
+				tell(id, modelagent.BadArgumentsContent(name, problem, arguments))
 				continue // the agent tells the model and does not run it
 			}
 			runs--
 			if _, err := tc.Call(id, name, args); err != nil {
+				rest(j)
 				if errors.Is(err, episode.ErrTruncated) {
 					return last, nil
 				}
@@ -503,9 +539,15 @@ func (c *comparer) OnUser(turn int, content, state, now string) {
 	}
 }
 
-func (c *comparer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
+func (c *comparer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	if ev, rec, ok := take[*Assistant](c, turn); ok {
-		c.diverge(ev, turn, diffEvents(rec, &Assistant{Turn: turn, Content: content, ToolCalls: toolCalls, Usage: usage}))
+		c.diverge(ev, turn, diffEvents(rec, assistantOf(turn, m)))
+	}
+}
+
+func (c *comparer) OnNotRun(turn int, id, content string) {
+	if ev, rec, ok := take[*NotRun](c, turn); ok {
+		c.diverge(ev, turn, diffEvents(rec, &NotRun{Turn: turn, ID: id, Content: content}))
 	}
 }
 

@@ -115,8 +115,12 @@ func (tw *Writer) OnUser(turn int, content, state, now string) {
 	tw.emit(&User{Turn: turn, Content: content, State: state, Now: now})
 }
 
-func (tw *Writer) OnAssistant(turn int, content string, toolCalls []jsonv.Value, usage *jsonv.Object) {
-	tw.emit(&Assistant{Turn: turn, Content: content, ToolCalls: toolCalls, Usage: usage})
+func (tw *Writer) OnAssistant(turn int, m *episode.AssistantMessage) {
+	tw.emit(assistantOf(turn, m))
+}
+
+func (tw *Writer) OnNotRun(turn int, id, content string) {
+	tw.emit(&NotRun{Turn: turn, ID: id, Content: content})
 }
 
 func (tw *Writer) OnCall(c *episode.Call) {

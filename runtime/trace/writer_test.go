@@ -21,11 +21,15 @@ func writeEveryKind(t *testing.T) []byte {
 		Seed: -7, Agent: "openai", State: "s0", System: "You are <helpful> & \"kind\"\n\x01 é \u2028", Now: "2026-01-05T08:00:00Z",
 		Tools: []jsonv.Value{jsonv.NewObject("type", "function", "function", jsonv.NewObject("name", "fs_read", "parameters", jsonv.NewObject()))}})
 	w.OnUser(0, "hi <b>\t", "s0", "2026-01-05T08:00:00Z")
-	w.OnAssistant(0, "", nil, nil)
-	w.OnAssistant(0, "text", []jsonv.Value{jsonv.NewObject("id", "x", "type", "function",
+	w.OnAssistant(0, &episode.AssistantMessage{})
+	w.OnAssistant(0, &episode.AssistantMessage{Content: "text", ToolCalls: []jsonv.Value{jsonv.NewObject("id", "x", "type", "function",
 		"function", jsonv.NewObject("name", "fs_read", "arguments", `{"path":"/a"}`))},
-		jsonv.NewObject("prompt_tokens", int64(10), "completion_tokens", int64(3)))
-	w.OnAssistant(0, "more", []jsonv.Value{}, jsonv.NewObject())
+		Usage: jsonv.NewObject("prompt_tokens", int64(10), "completion_tokens", int64(3))})
+	w.OnAssistant(0, &episode.AssistantMessage{Content: "more", ToolCalls: []jsonv.Value{}, Usage: jsonv.NewObject(),
+		Reasoning: "think <b>", Raw: "<think>think <b></think>more", CallsFrom: "hermes", FinishReason: "stop",
+		Logprobs:       jsonv.NewObject("content", []jsonv.Value{jsonv.NewObject("token", "more", "logprob", -0.5)}),
+		PromptTokenIDs: []jsonv.Value{int64(1), int64(2)}, CompletionTokenIDs: []jsonv.Value{int64(3)}, Note: "why"})
+	w.OnNotRun(0, "x", `{"error":"not run"}`)
 	ok := &episode.Call{Turn: 0, ID: "call_1", Name: "fs_read", Args: jsonv.NewObject("path", "/a", "n", 1.5, "m", int64(2), "z", 1.0)}
 	w.OnCall(ok)
 	ok.Content, ok.State = `{"a":1}`, "s1"
@@ -55,7 +59,8 @@ func writeEveryKind(t *testing.T) []byte {
 }
 
 // The Writer's bytes are those of testdata/every_kind.jsonl, which the engine wrote before the
-// events were typed: the format does not move.
+// events were typed (with the assistant fields and the not_run event added since): the format
+// does not move.
 func TestWriterBytes(t *testing.T) {
 	got := writeEveryKind(t)
 	want, err := os.ReadFile("testdata/every_kind.jsonl")
