@@ -2,10 +2,24 @@
 // samples each, on N goroutines, one fresh agent per episode, each episode traced to
 // OUT/<task>/<sample>.jsonl; and it summarises them (Summarize).
 //
-// Samples. Sample i (0-based) of a task runs with the run seed Seed+i, so samples differ for
-// tasks whose setup or tools draw from ws.rand; for a model, its own sampling is the main
-// source of variety. Each sample prepares its task with its own seed (setup runs once per
-// sample; a task is loaded once).
+// Samples. Every sample of a task runs with the run seed Seed, so that the samples of a task
+// start from the same state: a task whose setup draws from ws.rand sets up the same workspace
+// for each of them, which is what group-relative RL methods (GRPO, GDPO) compare episodes
+// against (export rl groups episodes by their start state). The trace's seed is the seed the
+// sample ran with, as for any trace, so replay prepares the task exactly as it was. With
+// VarySetup, sample i (0-based) runs with Seed+i instead, as rollouts did before: samples of such
+// a task then start from different states, which suits evaluation over many set-ups better than
+// training. Each sample prepares its task with its seed (setup runs once per sample; a task is
+// loaded once).
+//
+// Where the samples of a task differ. With one seed, the start state, the random source that
+// tools draw from during the episode and the injected faults (drawn from the task's faults
+// seed, the run seed, the tool and the attempt number) are the same for every sample: two
+// samples that make the same calls meet the same faults and the same results. What differs is
+// the agent: a model's own sampling (its temperature; a model at temperature 0 may give K
+// identical episodes), never the engine. A model agent's retry jitter (modelagent's JitterSeed)
+// changes timing only, never an episode. A deterministic agent (the oracle) gives K identical
+// traces.
 //
 // Traces. A trace is streamed to <sample>.jsonl.partial and renamed to <sample>.jsonl when the
 // episode ends, exactly as `run --trace` does. A trace depends only on the task, the seed and
@@ -32,10 +46,12 @@
 // isolated one.
 //
 // Resuming. A sample whose .jsonl exists is not run again: it is read back (trace.Read) and
-// counts in the results as if it had just run. It must record the same task, run seed and
-// agent; a rollout.json in OUT records the run's configuration (agent, model, sampling) and a
-// rollout into the same folder with another configuration is refused, so that one folder never
-// mixes two models. A trace recorded with other versions of the task's files (its file_sha256,
+// counts in the results as if it had just run. It must record the same task, the seed the sample
+// runs with and the agent; a rollout.json in OUT records the run's configuration (agent, model,
+// sampling, seed and vary_setup) and a rollout into the same folder with another configuration
+// is refused, so that one folder never mixes two models or two ways of seeding samples. A
+// manifest without vary_setup was written before samples shared their seed: it counts as
+// vary_setup true. A trace recorded with other versions of the task's files (its file_sha256,
 // or any of its sources, differs from the file now) is stale: the sample runs again (Warn says
 // which files changed; Sample.Changed names them) and its new trace replaces the old one when
 // the episode ends. A trace without sources (an older engine) is compared by its file_sha256
@@ -100,14 +116,17 @@ type Options struct {
 	Samples int
 	// Jobs is how many episodes run at once; 0 means 1.
 	Jobs int
-	// Seed is the run seed of sample 0; sample i runs with Seed+i.
+	// Seed is the run seed of every sample (see VarySetup).
 	Seed int64
+	// VarySetup runs sample i with the seed Seed+i instead of Seed, so that the samples of a task
+	// whose setup draws from ws.rand start from different states.
+	VarySetup bool
 	// Agent is the agent's name, as its traces record it.
 	Agent    string
 	NewAgent NewAgent
 	// Config describes the run for the manifest (OUT/rollout.json): the agent, the model and
-	// its sampling settings. "format" and "seed" are added. A rollout into a folder whose
-	// manifest differs is refused.
+	// its sampling settings. "format", "seed" and "vary_setup" are added. A rollout into a folder
+	// whose manifest differs is refused.
 	Config *jsonv.Object
 	// Progress, when set, is told about every finished sample (resumed ones first, at once).
 	// Calls never overlap.
@@ -175,10 +194,20 @@ type Result struct {
 	Tasks   []TaskResult
 	Samples int // K
 	Seed    int64
-	Agent   string
+	// VarySetup is Options.VarySetup: sample i ran with Seed+i, not Seed.
+	VarySetup bool
+	Agent     string
 	// Ran, Resumed, Failed and Interrupted count the samples run now, read back, left without a
 	// trace by a failure, and left without a trace by the interruption (they run next time).
 	Ran, Resumed, Failed, Interrupted int
+}
+
+// SampleSeed is the run seed of sample i: seed itself, or seed+i with vary (VarySetup).
+func SampleSeed(seed int64, i int, vary bool) int64 {
+	if vary {
+		return seed + int64(i)
+	}
+	return seed
 }
 
 // TracePath is the trace of sample i of a task under out.
@@ -216,7 +245,7 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 	if err := checkManifest(opts); err != nil {
 		return nil, err
 	}
-	res := &Result{Samples: opts.Samples, Seed: opts.Seed, Agent: opts.Agent, Tasks: make([]TaskResult, len(tasks))}
+	res := &Result{Samples: opts.Samples, Seed: opts.Seed, VarySetup: opts.VarySetup, Agent: opts.Agent, Tasks: make([]TaskResult, len(tasks))}
 	type job struct{ t, i int }
 	var todo []job
 	for ti, t := range tasks {
@@ -228,7 +257,7 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 		var changes []string
 		for i := range tr.Samples {
 			s := &tr.Samples[i]
-			s.Index, s.Seed, s.Path = i, opts.Seed+int64(i), TracePath(opts.Out, t.Task.Name, i)
+			s.Index, s.Seed, s.Path = i, SampleSeed(opts.Seed, i, opts.VarySetup), TracePath(opts.Out, t.Task.Name, i)
 			ok, err := resume(s, opts.Agent, now)
 			if err != nil {
 				return nil, err
@@ -361,7 +390,7 @@ func resume(s *Sample, agent string, now *current) (ok bool, err error) {
 	case start.Task != task:
 		return false, fmt.Errorf("%s records task %s, not %s", s.Path, start.Task, task)
 	case start.Seed != s.Seed:
-		return false, fmt.Errorf("%s was run with seed %d, not %d (use the same --seed, or another --out)", s.Path, start.Seed, s.Seed)
+		return false, fmt.Errorf("%s was run with seed %d, not %d (use the same --seed and --vary-setup, or another --out)", s.Path, start.Seed, s.Seed)
 	case start.Agent != agent:
 		return false, fmt.Errorf("%s was run by agent %s, not %s (use another --out)", s.Path, start.Agent, agent)
 	}
@@ -611,6 +640,7 @@ func checkManifest(opts Options) error {
 		}
 	}
 	want.Set("seed", opts.Seed)
+	want.Set("vary_setup", opts.VarySetup)
 	enc, err := jsonv.Indent(want)
 	if err != nil {
 		return err
@@ -630,6 +660,21 @@ func checkManifest(opts Options) error {
 	have, ok := v.(*jsonv.Object)
 	if err != nil || !ok {
 		return fmt.Errorf("%s is not a rollout manifest; use another --out", path)
+	}
+	// the manifest of an older engine, which gave sample i the seed seed+i, does not say so
+	vary, recorded := have.Get("vary_setup")
+	if !recorded {
+		vary = true
+		have.Set("vary_setup", vary)
+	}
+	switch {
+	case jsonv.Equal(vary, opts.VarySetup):
+	case opts.VarySetup:
+		return fmt.Errorf("%s was made without --vary-setup (every sample of a task ran with the same seed); drop --vary-setup to resume, or use another --out", opts.Out)
+	case !recorded:
+		return fmt.Errorf("%s was made by an older coworkenv, which ran sample i with seed+i; add --vary-setup to resume, or use another --out", opts.Out)
+	default:
+		return fmt.Errorf("%s was made with --vary-setup (sample i ran with seed+i); add --vary-setup to resume, or use another --out", opts.Out)
 	}
 	for _, key := range unionKeys(have, want) {
 		a, _ := have.Get(key)

@@ -335,3 +335,90 @@ func TestFolderWhereTraceBelongs(t *testing.T) {
 	assert.Equal(t, 0, made, "nothing ran")
 	assert.NoFileExists(t, filepath.Join(out, "t1", "0.jsonl"))
 }
+
+// draw sets up a workspace from ws.rand: its start state depends on the seed.
+const drawTask = `
+def _setup(ws):
+    ws.fs.write("/n.txt", str(ws.rand.int(0, 1000000)))
+
+def _verify(ws, ep):
+    check(ws.fs.exists("/b.txt"), "b is written")
+
+def _solve(agent):
+    agent.call("fs_write", path = "/b.txt", content = "b")
+    agent.reply("ok")
+
+task(name = "draw", prompt = "Write /b.txt.", tools = ["fs"], setup = _setup, verify = _verify, solution = _solve)
+`
+
+// The samples of a task whose setup draws from ws.rand start from one state, with one seed, by
+// default; with VarySetup sample i runs with Seed+i and the samples start from different
+// states. The manifest records the choice, and resuming with the other one is refused, as is a
+// trace that records another seed than its sample's.
+func TestSetupSeed(t *testing.T) {
+	tasks := loadTasks(t, drawTask)
+	oracle := func(*episode.Prepared) (episode.Agent, string, error) { return episode.Oracle{}, "", nil }
+	run := func(out string, vary bool) (*Result, error) {
+		return Run(context.Background(), tasks, Options{Out: out, Samples: 4, Jobs: 2, Seed: 11, VarySetup: vary, Agent: "oracle", NewAgent: oracle})
+	}
+
+	same := t.TempDir()
+	res, err := run(same, false)
+	require.NoError(t, err)
+	assert.False(t, res.VarySetup)
+	first := startOf(t, TracePath(same, "draw", 0))
+	assert.EqualValues(t, 11, first.Seed)
+	for i, s := range res.Tasks[0].Samples {
+		assert.EqualValues(t, 11, s.Seed, "sample %d", i)
+		st := startOf(t, s.Path)
+		assert.EqualValues(t, 11, st.Seed, "sample %d records the seed it ran with", i)
+		assert.Equal(t, first.State, st.State, "sample %d starts from sample 0's state", i)
+		assert.Equal(t, first.Rand, st.Rand, "sample %d has sample 0's random source", i)
+	}
+	manifest, err := os.ReadFile(filepath.Join(same, ManifestFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(manifest), `"vary_setup": false`)
+	assert.Contains(t, jsonv.MustEncode(Summarize(res).JSON()), `"seed":11,"vary_setup":false`)
+
+	vary := t.TempDir()
+	res, err = run(vary, true)
+	require.NoError(t, err)
+	assert.True(t, res.VarySetup)
+	states := map[string]bool{}
+	for i, s := range res.Tasks[0].Samples {
+		assert.EqualValues(t, 11+i, s.Seed, "sample %d", i)
+		st := startOf(t, s.Path)
+		assert.EqualValues(t, 11+i, st.Seed)
+		states[st.State] = true
+	}
+	assert.Len(t, states, 4, "four set-ups, four start states")
+	var text bytes.Buffer
+	Summarize(res).WriteText(&text)
+	assert.Contains(t, text.String(), "sample i of a task ran with seed 11+i (--vary-setup)")
+
+	// resuming with the other setting is refused, both ways, before anything runs
+	_, err = run(same, true)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was made without --vary-setup")
+	_, err = run(vary, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was made with --vary-setup")
+
+	// a manifest written before vary_setup existed is of a rollout that gave sample i seed+i
+	old := jsonv.NewObject("format", ManifestFormat, "seed", int64(11))
+	enc, err := jsonv.Indent(old)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(vary, ManifestFile), append(enc, '\n'), 0o644))
+	_, err = run(vary, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was made by an older coworkenv, which ran sample i with seed+i; add --vary-setup to resume")
+	res, err = run(vary, true)
+	require.NoError(t, err)
+	assert.Equal(t, 4, res.Resumed)
+
+	// without the manifest, a trace still has to record its sample's seed
+	require.NoError(t, os.Remove(filepath.Join(vary, ManifestFile)))
+	_, err = run(vary, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was run with seed 12, not 11")
+}

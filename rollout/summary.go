@@ -24,6 +24,9 @@ type Summary struct {
 	Agent   string
 	Samples int
 	Seed    int64
+	// VarySetup: sample i ran with Seed+i; otherwise every sample of a task ran with Seed (and
+	// started from the same state).
+	VarySetup bool
 	// Ks are the k of pass@k and pass^k: 1 and Samples.
 	Ks    []int
 	Tasks []TaskSummary
@@ -73,7 +76,7 @@ type Group struct {
 
 // Summarize computes the summary of a rollout.
 func Summarize(r *Result) *Summary {
-	s := &Summary{Agent: r.Agent, Samples: r.Samples, Seed: r.Seed, Ran: r.Ran, Resumed: r.Resumed,
+	s := &Summary{Agent: r.Agent, Samples: r.Samples, Seed: r.Seed, VarySetup: r.VarySetup, Ran: r.Ran, Resumed: r.Resumed,
 		Failed: r.Failed, Interrupted: r.Interrupted, FailedBy: map[string]int{}}
 	s.Ks = []int{1}
 	if r.Samples > 1 {
@@ -243,7 +246,7 @@ func (s *Summary) JSON() *jsonv.Object {
 	for i, k := range s.Ks {
 		ks[i] = int64(k)
 	}
-	o := jsonv.NewObject("agent", s.Agent, "samples", int64(s.Samples), "seed", s.Seed, "k", ks,
+	o := jsonv.NewObject("agent", s.Agent, "samples", int64(s.Samples), "seed", s.Seed, "vary_setup", s.VarySetup, "k", ks,
 		"episodes", jsonv.NewObject("run", int64(s.Ran), "resumed", int64(s.Resumed), "failed", int64(s.Failed),
 			"failed_by_code", failedBy, "interrupted", int64(s.Interrupted), "task_changed", int64(s.TaskChanged)),
 		"overall", s.groupJSON("", s.Overall),
@@ -332,6 +335,13 @@ func (s *Summary) WriteText(w io.Writer) {
 			which = "its trace was"
 		}
 		fmt.Fprintf(w, "%d sample%s ran again: the task file or a file it loads changed since %s recorded\n", s.TaskChanged, plural(s.TaskChanged), which)
+	}
+	if s.Samples > 1 {
+		if s.VarySetup {
+			fmt.Fprintf(w, "sample i of a task ran with seed %d+i (--vary-setup)\n", s.Seed)
+		} else {
+			fmt.Fprintf(w, "every sample of a task ran with seed %d, from the same start state\n", s.Seed)
+		}
 	}
 	fmt.Fprintln(w, "rate and score are means over tasks; pass@k = 1 - C(n-c,k)/C(n,k), pass^k = C(c,k)/C(n,k) per task (n samples, c passed), averaged over tasks")
 }

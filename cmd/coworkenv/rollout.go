@@ -16,15 +16,24 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate]\n\n" +
+const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--vary-setup] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate]\n\n" +
 	"Runs K episodes of every task, N at a time, one fresh agent per episode, and writes each as a trace\n" +
 	"DIR/<task>/<sample>.jsonl. TASKS are files, folders, file.star:name or task names of the built-in\n" +
-	"corpus (default: the whole built-in corpus). Sample i runs with the run seed S+i. Samples whose\n" +
-	"trace is already in DIR are read back instead of run, so an interrupted rollout resumes; DIR/rollout.json\n" +
-	"records the agent, model and sampling settings, and a rollout with other settings into the same DIR\n" +
-	"is refused. A trace recorded with another version of the task file or of a file it loads (its\n" +
-	"file_sha256 or sources differ from the files now) is stale: a warning names the files, the sample\n" +
-	"runs again, and its new trace replaces the old one; the summary counts such samples (task_changed).\n" +
+	"corpus (default: the whole built-in corpus).\n\n" +
+	"Seeds. Every sample of a task runs with the run seed S, so the K samples of a task start from the\n" +
+	"same state even when its setup draws from ws.rand: the group that GRPO-style training compares\n" +
+	"(export rl groups by task and start state). Tools that draw from ws.rand and injected faults draw\n" +
+	"the same for every sample too, so samples differ only by what the agent does: a model's sampling\n" +
+	"(--temperature; at 0 a model may repeat itself), never the engine; the oracle gives K identical\n" +
+	"traces. --vary-setup runs sample i with the seed S+i instead: samples then start from different\n" +
+	"states (more set-ups per task for an evaluation, no longer one group). Each trace records the seed\n" +
+	"it ran with, which replay uses.\n\n" +
+	"Samples whose trace is already in DIR are read back instead of run, so an interrupted rollout\n" +
+	"resumes; DIR/rollout.json records the agent, model and sampling settings, the seed and whether\n" +
+	"--vary-setup was given, and a rollout with other settings into the same DIR is refused. A trace\n" +
+	"recorded with another version of the task file or of a file it loads (its file_sha256 or sources\n" +
+	"differ from the files now) is stale: a warning names the files, the sample runs again, and its new\n" +
+	"trace replaces the old one; the summary counts such samples (task_changed).\n" +
 	"A sample whose model requests fail for good (after the retries: failed, with the code\n" +
 	"model-error) or that Ctrl-C interrupts (interrupted, counted apart from failed) leaves only\n" +
 	"DIR/<task>/<sample>.jsonl.partial, whose end records the code, and is run again next time. DIR is\n" +
@@ -44,7 +53,8 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	samples := fs.Int("samples", 1, "episodes per task (K)")
 	jobs := fs.Int("jobs", 4, "episodes run at once (for a model: concurrent requests)")
 	out := fs.String("out", "", "folder of the traces (required)")
-	seed := fs.Int64("seed", 0, "run seed of sample 0; sample i runs with seed+i")
+	seed := fs.Int64("seed", 0, "run seed of every sample (with --vary-setup, of sample 0)")
+	varySetup := fs.Bool("vary-setup", false, "run sample i with seed+i, so that samples of a task start from different states")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	pos, code, ok := parse(fs, rolloutUsage, args, stdout, stderr)
 	if !ok {
@@ -115,7 +125,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := rollout.Options{
-		Out: *out, Samples: *samples, Jobs: *jobs, Seed: *seed,
+		Out: *out, Samples: *samples, Jobs: *jobs, Seed: *seed, VarySetup: *varySetup,
 		Agent: choice.name, NewAgent: choice.newAgent, Config: choice.manifest(),
 		Warn: func(msg string) { fmt.Fprintf(stderr, "coworkenv rollout: warning: %s\n", msg) },
 		Pool: pool, AgentSpec: choice.spec, Model: choice.cfg,

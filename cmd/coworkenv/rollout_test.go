@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -127,19 +128,20 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	}
 	assert.Equal(t, a, b, "jobs 1 and jobs 4 give identical folders")
 
-	// samples use seeds 0, 1, 2: the coin differs between them
-	var coins []string
+	// every sample runs with seed 0: the coin, drawn in setup, is the same for all of them
 	for i := 0; i < 3; i++ {
 		lines := readLines(t, filepath.Join(outA, "coin", []string{"0", "1", "2"}[i]+".jsonl"))
-		assert.EqualValues(t, i, lines[0]["seed"])
-		coins = append(coins, lines[len(lines)-1]["state"].(string))
+		assert.EqualValues(t, 0, lines[0]["seed"])
 	}
-	assert.NotEqual(t, coins[0], coins[1])
+	assert.Equal(t, a["coin/0.jsonl"], a["coin/1.jsonl"], "the oracle from one start state: identical traces")
+	assert.Equal(t, a["coin/0.jsonl"], a["coin/2.jsonl"])
+	assert.Contains(t, a["rollout.json"], `"vary_setup": false`)
 
 	// the summary agrees with the traces
 	sum := rolloutJSON(t, out)
 	assert.Equal(t, "oracle", sum["agent"])
 	assert.EqualValues(t, 3, sum["samples"])
+	assert.Equal(t, false, sum["vary_setup"])
 	tasks := sum["tasks"].([]any)
 	require.Len(t, tasks, 3)
 	var names []string
@@ -206,6 +208,57 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--agent", "noop")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "agent")
+	// and so is --vary-setup, which would give the samples other seeds
+	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--vary-setup")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "was made without --vary-setup")
+	assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
+}
+
+// startStates are the seeds and start state hashes of a task's traces in a rollout folder.
+func startStates(t *testing.T, out, task string, k int) (seeds []any, states []string) {
+	t.Helper()
+	for i := 0; i < k; i++ {
+		start := readLines(t, filepath.Join(out, task, fmt.Sprint(i)+".jsonl"))[0]
+		seeds = append(seeds, start["seed"])
+		states = append(states, start["state"].(string))
+	}
+	return seeds, states
+}
+
+// A task whose setup draws from ws.rand (the coin): by default every sample of a task starts from
+// the same state, with the same seed; with --vary-setup sample i runs with seed+i and the
+// samples start from different states. Each setting resumes only into its own folder.
+func TestRolloutSetupSeed(t *testing.T) {
+	corpus := writeFiles(t, map[string]string{"coin.star": coinTask})
+	same, vary := filepath.Join(t.TempDir(), "same"), filepath.Join(t.TempDir(), "vary")
+	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", same)
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	assert.Contains(t, stdout, "every sample of a task ran with seed 5, from the same start state")
+	seeds, states := startStates(t, same, "coin", 4)
+	assert.Equal(t, []any{5.0, 5.0, 5.0, 5.0}, seeds)
+	for i := 1; i < 4; i++ {
+		assert.Equal(t, states[0], states[i], "sample %d starts where sample 0 did", i)
+	}
+
+	code, stdout, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	assert.Equal(t, true, rolloutJSON(t, stdout)["vary_setup"])
+	seeds, states = startStates(t, vary, "coin", 4)
+	assert.Equal(t, []any{5.0, 6.0, 7.0, 8.0}, seeds)
+	distinct := map[string]bool{}
+	for _, s := range states {
+		distinct[s] = true
+	}
+	assert.Greater(t, len(distinct), 1, "the coin differs between set-ups: %v", states)
+
+	// resuming with the same setting reads everything back; with the other one it is refused
+	code, stdout, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	assert.EqualValues(t, 4, rolloutJSON(t, stdout)["episodes"].(map[string]any)["resumed"])
+	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", vary)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "was made with --vary-setup (sample i ran with seed+i); add --vary-setup to resume")
 }
 
 func keys(m map[string]string) []string {
