@@ -8,8 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/corpus"
@@ -27,12 +29,21 @@ const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--is
 	"the trace records (its sources): a warning names each file that changed since (\"helper file\n" +
 	"lib/x.star changed since the trace was recorded ...\"), and notes say what could not be checked (a\n" +
 	"trace of an older engine without sources or rand, an agent that cannot be run again). --json gives,\n" +
-	"per trace, matched, task_changed, changed (path, task, recorded, current for each file) and notes.\n\n" +
-	"The traced task file must be inside the corpus folder (--corpus, by default the current folder): a\n" +
-	"path that climbs out of it, an absolute path elsewhere or a symbolic link that leads out is refused.\n" +
-	"A trace of the built-in corpus (corpus/...) that is not on disk there replays the embedded file. A\n" +
-	"replay whose worker runs out of memory or time, or dies, is reported with memory-limit, timeout or\n" +
-	"crash, and the next trace replays.\n\n" + isolationHelp +
+	"per trace, matched, task_changed, changed (path, task, recorded, current for each file), notes and\n" +
+	"found (where the task file was, when not where the trace names it; null otherwise).\n\n" +
+	"Where the task file is. A trace names it as given when it was recorded (relative to the folder of\n" +
+	"the run, or absolute) and by its path inside its corpus (the first of its sources). Replay looks,\n" +
+	"in order: at the file as named, when that lies inside the corpus folder (--corpus, by default the\n" +
+	"current folder); for its path inside its corpus under the corpus folder, then under the trace's\n" +
+	"own folder and each folder above it (a rollout folder inside or beside its corpus); then in the\n" +
+	"built-in corpus (a trace of it, corpus/..., or of a file with the same bytes). The first file with\n" +
+	"the bytes the trace records (the task file and every file it loads) is replayed; when none has\n" +
+	"them, the first file found, with a warning for each changed file; when none is found, the error\n" +
+	"says where replay looked (name the corpus folder with --corpus). A trace moved with its corpus, or\n" +
+	"replayed from another folder, thus still replays. Each place is a wall: a path that climbs out of\n" +
+	"it, an absolute path elsewhere or a symbolic link that leads out is refused before anything is\n" +
+	"read. A replay whose worker runs out of memory or time, or dies, is reported with memory-limit,\n" +
+	"timeout or crash, and the next trace replays.\n\n" + isolationHelp +
 	"\n\nExit status: 0 everything matches, 1 a divergence or a stopped replay, 2 unreadable input."
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
@@ -90,10 +101,18 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			entry.Set("task_changed", r.TaskChanged)
 			entry.Set("changed", changedJSON(r.Changed))
 			entry.Set("notes", stringsJSON(r.Notes))
+			var found jsonv.Value
+			if r.Found != "" {
+				found = r.Found
+			}
+			entry.Set("found", found)
 			if r.TaskChanged {
 				changed++
 			}
 			if !*asJSON {
+				if r.Found != "" {
+					fmt.Fprintf(stdout, "%s: the task file is %s (the trace names %s)\n", p, r.Found, shownPath(r.File))
+				}
 				for _, w := range r.Warnings() {
 					fmt.Fprintf(stdout, "%s: warning: %s\n", p, w)
 				}
@@ -226,79 +245,339 @@ func (rp *replayer) replay(ctx context.Context, path string) (*isolate.ReplayRes
 	if err != nil {
 		return nil, err
 	}
-	return rp.replayEvents(ctx, data, events)
+	return rp.replayTrace(ctx, path, data, events)
 }
 
-// replayEvents replays a trace read from data (events are trace.Read's): against the task file
-// the start event names, found inside the corpus folder (locateTraced), with the task file and
-// every file it loads compared with the trace's sources (isolate.ReplayTrace).
+// replayEvents replays a trace read from data (events are trace.Read's) whose file is not known:
+// its task file is looked for as replayTrace does, except beside the trace.
 func (rp *replayer) replayEvents(ctx context.Context, data []byte, events []trace.Event) (*isolate.ReplayResult, error) {
+	return rp.replayTrace(ctx, "", data, events)
+}
+
+// replayTrace replays the trace at path ("" when unknown), read from data (events are
+// trace.Read's): against the task file its start event names, wherever locateTraced finds it,
+// with the task file and every file it loads compared with the trace's sources
+// (isolate.ReplayTrace). The result's Found says where the task file was when it was not where
+// the trace names it.
+func (rp *replayer) replayTrace(ctx context.Context, path string, data []byte, events []trace.Event) (*isolate.ReplayResult, error) {
 	start := events[0].Body.(*trace.Start) // trace.Read checked it
-	c, rel, builtin, err := locateTraced(rp.dir, start.File)
+	t, err := locateTraced(rp.dir, path, start)
 	if err != nil {
 		return nil, err
 	}
-	if !rp.iso.isolated(builtin) {
-		r, err := isolate.ReplayTrace(ctx, events, c, rel)
+	var res *isolate.ReplayResult
+	if !rp.iso.isolated(t.builtin) {
+		r, err := isolate.ReplayTrace(ctx, events, t.corpus, t.rel)
 		if err != nil {
 			return nil, err
 		}
-		return &isolate.ReplayResult{Result: r}, nil
-	}
-	support, err := isolate.Support(c)
-	if err != nil {
-		return nil, err
-	}
-	files, err := isolate.FilesFor(c, support, rel)
-	if err != nil {
-		return nil, err
-	}
-	if rp.pool == nil {
-		if rp.pool, err = rp.iso.pool(1); err != nil {
+		res = &isolate.ReplayResult{Result: r}
+	} else {
+		support, err := isolate.Support(t.corpus)
+		if err != nil {
+			return nil, err
+		}
+		files, err := isolate.FilesFor(t.corpus, support, t.rel)
+		if err != nil {
+			return nil, err
+		}
+		if rp.pool == nil {
+			if rp.pool, err = rp.iso.pool(1); err != nil {
+				return nil, err
+			}
+		}
+		if res, err = rp.pool.Replay(ctx, isolate.Replay{Display: t.corpus.Display, Files: files, File: t.rel, Trace: data}); err != nil {
 			return nil, err
 		}
 	}
-	return rp.pool.Replay(ctx, isolate.Replay{Display: c.Display, Files: files, File: rel, Trace: data})
+	if res.Result != nil {
+		res.Result.Found = t.moved
+	}
+	return res, nil
 }
 
-// locateTraced finds a traced task file inside the corpus folder dir, without loading it. The
-// recorded path, as the run saw it (relative to the current folder, or absolute), must lie
-// inside dir, and is then looked up behind an os.Root of dir: a path that leaves dir, by ".." or
-// through a symbolic link, is refused before anything is read or run. A trace of the built-in
-// corpus ("corpus/...") that is not on disk there replays the embedded file (builtin).
-func locateTraced(dir, file string) (c *dsl.Corpus, rel string, builtin bool, err error) {
-	embeddedRel, embedded := strings.CutPrefix(file, "corpus/")
-	embedded = embedded && fs.ValidPath(embeddedRel)
-	rel, err = tracedPath(dir, file)
-	if err != nil {
-		if embedded {
-			return corpus.Open(), embeddedRel, true, nil
+// tracedTask is the task file a replay found for a trace.
+type tracedTask struct {
+	corpus  *dsl.Corpus
+	rel     string // root-relative
+	builtin bool   // of the built-in corpus
+	moved   string // the file as shown, when it is not the path the trace names ("" when it is)
+}
+
+// locateTraced finds the task file the start event of the trace at tracePath ("" when unknown)
+// names, without loading it (the parent process runs and parses nothing of a file from disk).
+// The places, in order:
+//
+//   - the file as the trace names it (relative to the folder of the run, or absolute), when it
+//     lies inside the corpus folder dir (--corpus); its corpus root is found as `run` finds it;
+//   - the task file's path inside its corpus as the trace records it (trace.Start.TaskPath:
+//     the first source's, or the file as named in a trace without sources), under dir;
+//   - the same under the trace's own folder and each folder above it (a rollout folder lies inside
+//     or beside its corpus);
+//   - the built-in corpus, for a trace of it ("corpus/...") or one of a file with its bytes.
+//
+// The first file with the bytes the trace records (trace.SameFiles: the task file and every file
+// it loaded) is the one; when none has them, the first whose task file has them (a file it loads
+// changed), else the first file found (its replay then says which files changed since). Below
+// the first place, the corpus root is the folder under which the recorded path is the file (in
+// a trace without sources: the nearest folder on the way to it that holds capabilities.star).
+// Every place is a wall as the corpus is: a recorded path that is not a plain relative path to a
+// .star task file is not looked up, and one that leaves the root (by "..", or through a symbolic
+// link) is refused before anything is read.
+func locateTraced(dir, tracePath string, start *trace.Start) (*tracedTask, error) {
+	s := &taskSearch{start: start, tried: map[string]bool{}}
+	if t := s.asGiven(dir); t != nil {
+		return t, nil
+	}
+	rel := start.TaskPath()
+	if validTaskPath(rel) {
+		if t := s.onDisk(dir, rel, fmt.Sprintf("the corpus folder %s (--corpus)", dir)); t != nil {
+			return t, nil
 		}
-		return nil, "", false, err
+		if tracePath != "" {
+			if abs, err := filepath.Abs(tracePath); err == nil {
+				s.places = append(s.places, fmt.Sprintf("the trace's folder %s and those above it", filepath.Dir(tracePath)))
+				for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+					if t := s.onDisk(d, rel, ""); t != nil {
+						return t, nil
+					}
+					if filepath.Dir(d) == d {
+						break
+					}
+				}
+			}
+		}
+	} else if len(start.Sources) > 0 {
+		s.refuse(fmt.Sprintf("the trace names its task file %s inside its corpus, which is not a relative path to a task file", shownPath(rel)))
+	}
+	if t := s.builtin(); t != nil {
+		return t, nil
+	}
+	if s.best != nil {
+		return s.best, nil
+	}
+	return nil, s.notFound()
+}
+
+// validTaskPath reports whether a path a trace records may name a task file inside a corpus: a
+// plain slash-separated relative path (no "..", not absolute) to a .star task file.
+func validTaskPath(rel string) bool {
+	return fs.ValidPath(rel) && rel != "." && dsl.IsTaskFile(rel)
+}
+
+// taskSearch is one search of locateTraced.
+type taskSearch struct {
+	start *trace.Start
+	tried map[string]bool // the files looked at (absolute), each once
+	// best is the file to replay when none has all the recorded bytes: the first found, or the
+	// first whose task file has them (bestSame)
+	best     *tracedTask
+	bestSame bool
+	// lead says why the file as named is not the one (refused, or not inside the corpus
+	// folder); places are where the search looked besides; refused are the files it refused.
+	lead    string
+	places  []string
+	refused []string
+}
+
+// maxRefused bounds the refusals an error lists.
+const maxRefused = 5
+
+func (s *taskSearch) refuse(why string) {
+	s.refused = append(s.refused, why)
+}
+
+// found weighs t: it is the task when its files are the recorded ones (returned); otherwise it
+// is kept for when no place has them, unless a file found before is as good.
+func (s *taskSearch) found(t *tracedTask) *tracedTask {
+	if trace.SameFiles(t.corpus, t.rel, s.start) {
+		return t
+	}
+	data, err := t.corpus.ReadSource(t.rel)
+	sameTask := err == nil && trace.FileSHA256(data) == s.start.FileSHA256
+	if s.best == nil || sameTask && !s.bestSame {
+		s.best, s.bestSame = t, sameTask
+	}
+	return nil
+}
+
+// asGiven looks for the task file where the trace names it: relative to the current folder (or
+// absolute), inside the corpus folder dir.
+func (s *taskSearch) asGiven(dir string) *tracedTask {
+	file := s.start.File
+	rel, err := tracedPath(dir, file)
+	if err != nil {
+		s.lead = err.Error()
+		return nil
+	}
+	if abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(rel))); err == nil {
+		s.tried[abs] = true
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, "", false, fmt.Errorf("the corpus folder %s: %v", dir, unwrap(err))
+		s.lead = fmt.Sprintf("the corpus folder %s: %v", dir, unwrap(err))
+		return nil
 	}
 	defer root.Close()
 	walled := dsl.NewCorpus(root.FS(), ".", filepath.ToSlash(dir))
 	if err := walled.CheckPath(rel); err != nil {
-		return nil, "", false, fmt.Errorf("the traced task file %s is refused: %v", file, err)
+		s.lead = fmt.Sprintf("the traced task file %s is refused: %v", shownPath(file), err)
+		return nil
 	}
-	_, err = fs.Stat(walled.FS, rel)
+	info, err := fs.Stat(walled.FS, rel)
 	switch {
-	case err == nil:
-		src, err := openPath(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, "", false, err
-		}
-		return src.corpus, src.files[0], false, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, "", false, fmt.Errorf("the traced task file %s: %v", file, unwrap(err))
-	case embedded:
-		return corpus.Open(), embeddedRel, true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		s.lead = fmt.Sprintf("the traced task file %s: %v", shownPath(file), unwrap(err))
+		return nil
+	case info.IsDir():
+		s.lead = fmt.Sprintf("the traced task file %s is a folder", shownPath(file))
+		return nil
 	}
-	return nil, "", false, fmt.Errorf("the traced task file %s is not there", file)
+	src, err := openPath(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		s.lead = fmt.Sprintf("the traced task file %s: %v", shownPath(file), err)
+		return nil
+	}
+	return s.found(&tracedTask{corpus: src.corpus, rel: src.files[0]})
+}
+
+// onDisk looks for the task file at rel under the folder root; place, when not "", is how an
+// error names where it looked.
+func (s *taskSearch) onDisk(root, rel, place string) *tracedTask {
+	if place != "" {
+		s.places = append(s.places, place)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil
+	}
+	file := filepath.Join(abs, filepath.FromSlash(rel))
+	if s.tried[file] {
+		return nil
+	}
+	s.tried[file] = true
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil // a folder that cannot be opened holds nothing to read
+	}
+	defer r.Close()
+	c := dsl.NewCorpus(r.FS(), ".", displayDir(abs))
+	if err := c.CheckPath(rel); err != nil {
+		s.refuse(fmt.Sprintf("%s: %v", c.DisplayPath(rel), err))
+		return nil
+	}
+	if info, err := fs.Stat(c.FS, rel); err != nil || info.IsDir() {
+		return nil
+	}
+	if len(s.start.Sources) == 0 {
+		// the corpus root of a trace without sources is not recorded: the nearest folder on
+		// the way to the file that holds capabilities.star, as `run` would take
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			if info, err := fs.Stat(c.FS, path.Join(d, dsl.CapabilitiesFile)); err == nil && !info.IsDir() {
+				abs, rel = filepath.Join(abs, filepath.FromSlash(d)), strings.TrimPrefix(rel, d+"/")
+				break
+			}
+		}
+	}
+	oc, err := dsl.OpenDir(abs, displayDir(abs))
+	if err != nil {
+		return nil
+	}
+	t := &tracedTask{corpus: oc, rel: rel}
+	if shown := oc.DisplayPath(rel); shown != s.start.File {
+		t.moved = shown
+	}
+	return s.found(t)
+}
+
+// builtin looks for the task file in the built-in corpus: a trace of it ("corpus/...") finds its
+// file even when it changed; any other trace only a file with the recorded bytes.
+func (s *taskSearch) builtin() *tracedTask {
+	recorded := strings.HasPrefix(s.start.File, "corpus/")
+	rel := s.start.TaskPath()
+	if len(s.start.Sources) == 0 {
+		rel = strings.TrimPrefix(rel, "corpus/")
+	}
+	if !validTaskPath(rel) {
+		return nil
+	}
+	if recorded {
+		s.places = append(s.places, "the built-in corpus")
+	}
+	c := corpus.Open()
+	if info, err := fs.Stat(c.FS, rel); err != nil || info.IsDir() {
+		return nil
+	}
+	t := &tracedTask{corpus: c, rel: rel, builtin: true}
+	if shown := c.DisplayPath(rel); shown != s.start.File {
+		t.moved = shown
+	}
+	if !recorded {
+		if trace.SameFiles(c, rel, s.start) {
+			return t
+		}
+		return nil
+	}
+	return s.found(t)
+}
+
+// notFound is the error of a search that found nothing: why the file as named is not the one,
+// where else it looked, what it refused, and how to name the corpus.
+func (s *taskSearch) notFound() error {
+	var b strings.Builder
+	b.WriteString(s.lead)
+	if s.lead == "" {
+		fmt.Fprintf(&b, "the traced task file %s is not there", shownPath(s.start.File))
+	}
+	if len(s.places) > 0 {
+		fmt.Fprintf(&b, "; nor is %s in %s", shownPath(s.start.TaskPath()), joinOr(s.places))
+	}
+	refused := s.refused
+	if len(refused) > maxRefused {
+		refused = append(refused[:maxRefused:maxRefused], fmt.Sprintf("and %d more", len(s.refused)-maxRefused))
+	}
+	if len(refused) > 0 {
+		fmt.Fprintf(&b, "; refused: %s", strings.Join(refused, "; "))
+	}
+	b.WriteString("; name the folder of its corpus with --corpus")
+	return errors.New(b.String())
+}
+
+// joinOr lists places as "a or b", or "a, b, or c".
+func joinOr(items []string) string {
+	switch len(items) {
+	case 1:
+		return items[0]
+	case 2:
+		return items[0] + " or " + items[1]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + ", or " + items[len(items)-1]
+}
+
+// shownPath is a path read from a trace as an error shows it: as it is, unless it is long or
+// holds a character that needs quoting (a line break, say); then quoted and cut.
+func shownPath(s string) string {
+	q := strconv.Quote(s)
+	switch {
+	case len(q) > 200:
+		return q[:200] + "…"
+	case q[1:len(q)-1] != s:
+		return q
+	}
+	return s
+}
+
+// displayDir is how a folder found by the search is shown: relative to the current folder when
+// it lies inside it, else absolute.
+func displayDir(abs string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(abs)
 }
 
 // tracedPath maps the task file a trace names (relative to the current folder, or absolute) to
@@ -314,7 +593,7 @@ func tracedPath(dir, file string) (string, error) {
 	}
 	rel, err := filepath.Rel(absDir, absFile)
 	if err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("the traced task file %s is not inside the corpus folder %s; replay runs only task files inside it (name the folder with --corpus)", file, dir)
+		return "", fmt.Errorf("the traced task file %s is not inside the corpus folder %s", shownPath(file), dir)
 	}
 	return filepath.ToSlash(rel), nil
 }

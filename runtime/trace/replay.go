@@ -7,7 +7,9 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -57,6 +59,50 @@ func (c FileChange) String() string {
 	return fmt.Sprintf("%s changed since the trace was recorded (sha256 %.12s… now %.12s…)", what, c.Recorded, c.Current)
 }
 
+// TaskPath is the task file's path inside its corpus as the start event records it: the first
+// source's (relative to the corpus root), or, in a trace without sources (an older engine), the
+// file as given. It comes from the trace: a reader checks it like any path it did not make.
+func (s *Start) TaskPath() string {
+	if len(s.Sources) > 0 {
+		return s.Sources[0].Path
+	}
+	return s.File
+}
+
+// SameFiles reports whether the task file rel of c has the bytes the start event records
+// (file_sha256, and the first source's SHA-256 when there are sources) and every other file it
+// records as loaded is at its recorded path in c with its recorded bytes: then the task is the
+// one the trace was recorded with. Everything is read through c.ReadSource, behind the corpus
+// root's wall: a recorded path that leaves the root is not read, and is no match.
+func SameFiles(c *dsl.Corpus, rel string, s *Start) bool {
+	data, err := c.ReadSource(rel)
+	if err != nil || FileSHA256(data) != s.FileSHA256 {
+		return false
+	}
+	if len(s.Sources) == 0 {
+		return true
+	}
+	if s.Sources[0].SHA256 != s.FileSHA256 {
+		return false
+	}
+	read := map[string]string{rel: s.FileSHA256} // each file is read once
+	for _, src := range s.Sources[1:] {
+		sha, ok := read[src.Path]
+		if !ok {
+			data, err := c.ReadSource(src.Path)
+			if err != nil {
+				return false
+			}
+			sha = FileSHA256(data)
+			read[src.Path] = sha
+		}
+		if sha != src.SHA256 {
+			return false
+		}
+	}
+	return true
+}
+
 // Result of a replay.
 type Result struct {
 	Task string
@@ -67,6 +113,10 @@ type Result struct {
 	RecordedSHA string // the task file's
 	CurrentSHA  string
 	Changed     []FileChange
+	// Found is where the task file was found, as shown to the user, when that is not the path the
+	// trace names (the trace or its corpus moved): "" when it is. Replay leaves it to its caller,
+	// which does the finding.
+	Found string
 	// Notes say what this replay could not check, and why.
 	Notes      []string
 	Divergence *Divergence
@@ -101,7 +151,8 @@ func (r *Result) Warnings() []string {
 //     that the agent's error ended is replayed from its recorded calls and error (an
 //     interruption or an unreachable model cannot be repeated).
 //   - every result (content, error, fault, state hash), user message (content, state, clock),
-//     turn verdict and the end.
+//     turn verdict and the end. Texts are compared byte for byte: a result's content is the text
+//     the model was given, so the same JSON value encoded anew differs too.
 //
 // What nothing can check: the text of a model's message other than each turn's last and its
 // token usage (nothing the episode runs depends on them), the system prompt, and the engine name.
@@ -574,7 +625,7 @@ func (c *comparer) OnResult(call *episode.Call) {
 		return
 	}
 	got := resultOf(call)
-	diffs := diffJSONText("content", rec.Content, got.Content)
+	diffs := diffResultText("content", rec.Content, got.Content)
 	got.Content = rec.Content // compared above
 	c.diverge(ev, call.Turn, append(diffs, diffEvents(rec, got)...))
 }
@@ -619,25 +670,85 @@ func diffEvents(rec, got Body) []string {
 	return diffs
 }
 
+// diffString compares two texts byte for byte: a short pair is shown whole, a longer one from
+// where it first differs (diffAt).
 func diffString(field, rec, got string) []string {
 	if rec == got {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: recorded %s, replayed %s", field, quote(rec), quote(got))}
+	if len(strconv.Quote(rec)) <= maxShown && len(strconv.Quote(got)) <= maxShown {
+		return []string{fmt.Sprintf("%s: recorded %s, replayed %s", field, quote(rec), quote(got))}
+	}
+	return []string{diffAt(field, rec, got)}
 }
 
-// diffJSONText compares two JSON texts value by value (so a reordered key is no difference),
-// falling back to the text when either does not parse.
-func diffJSONText(field, rec, got string) []string {
+// diffResultText compares a result's content byte for byte: it is the text the model was given,
+// so a result encoded anew (other whitespace, key order or escapes) differs as much as one with
+// another value. The first line says where the texts first differ; when both are JSON, the
+// lines after it name the paths whose values differ, or say that the values are the same.
+func diffResultText(field, rec, got string) []string {
 	if rec == got {
 		return nil
 	}
+	diffs := []string{diffAt(field, rec, got)}
 	a, err1 := jsonv.DecodeString(rec)
 	b, err2 := jsonv.DecodeString(got)
-	if err1 != nil || err2 != nil {
-		return diffString(field, rec, got)
+	switch {
+	case err1 != nil || err2 != nil:
+	case jsonv.Equal(a, b):
+		diffs = append(diffs, field+": the same JSON value, encoded differently (whitespace, key order, escapes or number form); the model was given the recorded text")
+	default:
+		diffs = append(diffs, diffJSON(field, a, b)...)
 	}
-	return diffJSON(field, a, b)
+	return diffs
+}
+
+// maxShown bounds a value a diff shows (in bytes, quoted); excerptBefore and excerptAfter are
+// the bytes of context diffAt shows before and from the first difference.
+const (
+	maxShown      = 200
+	excerptBefore = 30
+	excerptAfter  = 50
+)
+
+// diffAt says where two texts first differ, with an excerpt of each from a little before it:
+// "field: differs at byte N (of R recorded, G replayed): recorded …"x"…, replayed …"y"…". Bytes
+// count from 1; in a text of several lines, the line and column are given too.
+func diffAt(field, rec, got string) string {
+	i := 0
+	for i < len(rec) && i < len(got) && rec[i] == got[i] {
+		i++
+	}
+	where := fmt.Sprintf("byte %d", i+1)
+	if line := strings.Count(rec[:i], "\n") + 1; line > 1 {
+		where += fmt.Sprintf(", line %d column %d", line, i-strings.LastIndexByte(rec[:i], '\n'))
+	}
+	return fmt.Sprintf("%s: differs at %s (of %d bytes recorded, %d replayed): recorded %s, replayed %s",
+		field, where, len(rec), len(got), excerpt(rec, i), excerpt(got, i))
+}
+
+// excerpt is the part of s around byte i, quoted: a few bytes before it and more from it, cut at
+// the start of a character, with "…" where s goes on and "(end)" where it ends at i.
+func excerpt(s string, i int) string {
+	from := max(0, i-excerptBefore)
+	for from > 0 && !utf8.RuneStart(s[from]) {
+		from--
+	}
+	to := min(len(s), i+excerptAfter)
+	for to < len(s) && !utf8.RuneStart(s[to]) {
+		to++
+	}
+	out := strconv.Quote(s[from:to])
+	if from > 0 {
+		out = "…" + out
+	}
+	switch {
+	case to < len(s):
+		out += "…"
+	case i >= len(s):
+		out += " (end)"
+	}
+	return out
 }
 
 // diffJSON lists the paths where two JSON values differ, as "path: recorded X, replayed Y".
@@ -721,7 +832,7 @@ func show(v jsonv.Value) string {
 	return shorten(string(s), 200)
 }
 
-func quote(s string) string { return shorten(fmt.Sprintf("%q", s), 200) }
+func quote(s string) string { return shorten(fmt.Sprintf("%q", s), maxShown) }
 
 func shorten(s string, n int) string {
 	if len(s) <= n {
