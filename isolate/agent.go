@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
@@ -30,26 +32,57 @@ type Agent struct {
 }
 
 // ModelSettings are the fields of a modelagent.Config that a worker's model agent is made with.
+// The extra headers are not among them (their values may be secrets): the pool adds them to
+// the worker's requests (serveModel), and the worker knows only their names, for its trace.
 type ModelSettings struct {
 	Model       string        `json:"model"`
 	BaseURL     string        `json:"base_url"`
 	Temperature *float64      `json:"temperature,omitempty"`
+	TopP        *float64      `json:"top_p,omitempty"`
 	MaxTokens   int           `json:"max_tokens,omitempty"`
+	Stop        []string      `json:"stop,omitempty"`
 	MaxRetries  int           `json:"max_retries,omitempty"`
 	Timeout     time.Duration `json:"timeout,omitempty"`
 	Backoff     time.Duration `json:"backoff,omitempty"`
 	MaxBackoff  time.Duration `json:"max_backoff,omitempty"`
+	// ExtraBody is Config.ExtraBody as JSON text (its key order kept); "" for none.
+	ExtraBody        string   `json:"extra_body,omitempty"`
+	HeaderNames      []string `json:"header_names,omitempty"`
+	ToolCallFormat   string   `json:"tool_call_format,omitempty"`
+	ReasoningHistory string   `json:"reasoning_history,omitempty"`
 }
 
 // SettingsOf are the settings of cfg that a worker may see.
 func SettingsOf(cfg modelagent.Config) *ModelSettings {
-	return &ModelSettings{Model: cfg.Model, BaseURL: cfg.BaseURL, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
-		MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, Backoff: cfg.Backoff, MaxBackoff: cfg.MaxBackoff}
+	s := &ModelSettings{Model: cfg.Model, BaseURL: cfg.BaseURL, Temperature: cfg.Temperature, TopP: cfg.TopP, MaxTokens: cfg.MaxTokens,
+		Stop: cfg.Stop, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, Backoff: cfg.Backoff, MaxBackoff: cfg.MaxBackoff,
+		ToolCallFormat: cfg.ToolCallFormat, ReasoningHistory: cfg.ReasoningHistory}
+	if cfg.ExtraBody != nil {
+		s.ExtraBody = jsonv.MustEncode(cfg.ExtraBody)
+	}
+	for name := range cfg.Headers {
+		s.HeaderNames = append(s.HeaderNames, http.CanonicalHeaderKey(name))
+	}
+	s.HeaderNames = append(s.HeaderNames, cfg.HostHeaders...)
+	sort.Strings(s.HeaderNames)
+	return s
 }
 
-func (s *ModelSettings) config() modelagent.Config {
-	return modelagent.Config{Model: s.Model, BaseURL: s.BaseURL, Temperature: s.Temperature, MaxTokens: s.MaxTokens,
-		MaxRetries: s.MaxRetries, Timeout: s.Timeout, Backoff: s.Backoff, MaxBackoff: s.MaxBackoff}
+// config is the configuration the settings describe; the extra body is not read back when it
+// is not a JSON object (err).
+func (s *ModelSettings) config() (modelagent.Config, error) {
+	cfg := modelagent.Config{Model: s.Model, BaseURL: s.BaseURL, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens,
+		Stop: s.Stop, MaxRetries: s.MaxRetries, Timeout: s.Timeout, Backoff: s.Backoff, MaxBackoff: s.MaxBackoff,
+		HostHeaders: s.HeaderNames, ToolCallFormat: s.ToolCallFormat, ReasoningHistory: s.ReasoningHistory}
+	if s.ExtraBody != "" {
+		v, err := jsonv.DecodeString(s.ExtraBody)
+		o, ok := v.(*jsonv.Object)
+		if err != nil || !ok {
+			return cfg, fmt.Errorf("the extra body the worker was given is not a JSON object: %.200s", s.ExtraBody)
+		}
+		cfg.ExtraBody = o
+	}
+	return cfg, nil
 }
 
 // SystemPrompt is the system prompt of an episode of p: template (the default one when "") with
@@ -89,13 +122,17 @@ func NewAgent(a Agent, cfg modelagent.Config, p *episode.Prepared) (episode.Agen
 // retry notices go to the pool (conn.call, conn.send), which serves them with its own
 // configuration (Host.call).
 
-// workerModel is the configuration of a model agent in a worker.
+// workerModel is the configuration of a model agent in a worker. Settings it cannot read give
+// an agent whose every request fails with the reason.
 func workerModel(s *ModelSettings, c *conn) modelagent.Config {
 	if s == nil {
 		return modelagent.Config{}
 	}
-	cfg := s.config()
+	cfg, err := s.config()
 	cfg.HTTPClient = &http.Client{Transport: forwarder{c}}
+	if err != nil {
+		cfg.HTTPClient = &http.Client{Transport: failing{err}}
+	}
 	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
 		_, err := c.call(ctx, "sleep", d)
 		return err
@@ -105,6 +142,11 @@ func workerModel(s *ModelSettings, c *conn) modelagent.Config {
 	}
 	return cfg
 }
+
+// failing is a transport whose every request fails with err.
+type failing struct{ err error }
+
+func (f failing) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
 // httpCall is a model's HTTP request or response on its way between a worker and the pool.
 type httpCall struct {
@@ -140,8 +182,8 @@ func (f forwarder) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(ans.Body)), ContentLength: int64(len(ans.Body))}, nil
 }
 
-// call serves a call of a worker's model agent: an HTTP request, sent with the key of cfg to
-// its base URL and nowhere else, or a wait between retries.
+// call serves a call of a worker's model agent: an HTTP request, sent with the key and the
+// extra headers of cfg to its base URL and nowhere else, or a wait between retries.
 func serveModel(ctx context.Context, cfg modelagent.Config, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sleep":
@@ -186,6 +228,9 @@ func serveModel(ctx context.Context, cfg modelagent.Config, method string, param
 	}
 	if cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	for name, vs := range cfg.Headers {
+		req.Header[http.CanonicalHeaderKey(name)] = append([]string(nil), vs...)
 	}
 	client := cfg.HTTPClient
 	if client == nil {

@@ -71,6 +71,9 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 	if r.Trace != nil {
 		start := trace.StartOf(p, r.Source, r.Seed, agent.Name())
 		start.System, start.Sources = system, r.Sources
+		if m, ok := agent.(*modelagent.Agent); ok {
+			start.Model = modelOf(m.Describe())
+		}
 		tw = trace.NewWriter(r.Trace, start)
 		obs = append(obs, tw)
 	}
@@ -82,6 +85,15 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 		err = tw.End(res)
 	}
 	return res, nil, err
+}
+
+// modelOf is the trace's description of a model.
+func modelOf(d modelagent.Description) *trace.Model {
+	m := &trace.Model{Name: d.Name, BaseURL: d.BaseURL, Request: d.Request, ToolCallFormat: d.ToolCallFormat, ReasoningHistory: d.ReasoningHistory}
+	for _, h := range d.Headers {
+		m.Headers = append(m.Headers, h)
+	}
+	return m
 }
 
 // checkSources checks that a traced run's sources are those of its task file: a file that

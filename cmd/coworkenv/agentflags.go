@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -21,7 +22,17 @@ const agentFlagsHelp = `The openai agent is a model behind any OpenAI-compatible
 vLLM, Ollama, llama.cpp, SGLang): --base-url (default $OPENAI_BASE_URL, else the OpenAI API) and
 the key from $OPENAI_API_KEY (never a flag; local servers need none). Its system prompt states the
 coworker role, the user's mail address and the virtual date after setup; --system replaces it,
-with {address} and {now} filled in. The prompt sent is recorded in the trace.`
+with {address} and {now} filled in. The prompt sent is recorded in the trace.
+
+Request options, sent on every request: --temperature, --top-p, --max-tokens, --stop (repeat it for
+several), --extra-body with a JSON object whose fields are merged into the request and win (like
+'{"chat_template_kwargs": {"enable_thinking": false}, "return_token_ids": true}'; model, messages,
+tools and stream are refused), and --header 'Name: value' (repeatable; traces record the names
+only, and in isolated runs only this process sees the values). --tool-call-format says how tool
+calls a model writes as text are read when its answer has none of its own: auto (every format),
+native (none), hermes, qwen-xml, llama or mistral. --reasoning-history keep|drop says whether the
+reasoning of past answers goes back to the model (auto: keep for DeepSeek and Kimi thinking
+models, drop otherwise). docs/models.md has the details.`
 
 // agentFlags choose and configure the agent of `run` and `rollout`.
 type agentFlags struct {
@@ -34,10 +45,17 @@ type agentFlags struct {
 	system      *string
 	retries     *int
 	timeout     *time.Duration
+	topP        optFloat
+	stop        stringList
+	extraBody   *string
+	headers     stringList
+	callFormat  *string
+	reasoning   *string
 }
 
 // modelFlagNames are the flags that only mean something for --agent openai.
-var modelFlagNames = []string{"model", "base-url", "temperature", "max-tokens", "system", "retries", "timeout"}
+var modelFlagNames = []string{"model", "base-url", "temperature", "max-tokens", "system", "retries", "timeout",
+	"top-p", "stop", "extra-body", "header", "tool-call-format", "reasoning-history"}
 
 func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 	af := &agentFlags{fs: fs}
@@ -49,7 +67,61 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 	af.system = fs.String("system", "", "openai: the system prompt instead of the default one; {address} and {now} are filled in")
 	af.retries = fs.Int("retries", modelagent.DefaultMaxRetries, "openai: retries of a request after 408, 429, 5xx or a timeout, with exponential backoff (0: none)")
 	af.timeout = fs.Duration("timeout", modelagent.DefaultTimeout, "openai: time limit of one HTTP attempt (0: none)")
+	fs.Var(&af.topP, "top-p", "openai: nucleus sampling, from 0 to 1, sent as top_p (default: the server's)")
+	fs.Var(&af.stop, "stop", "openai: a stop sequence; repeat for several")
+	af.extraBody = fs.String("extra-body", "", "openai: a JSON object whose fields are merged into every request, and win")
+	fs.Var(&af.headers, "header", "openai: a header 'Name: value' sent with every request; repeat for several (traces record the name only)")
+	af.callFormat = fs.String("tool-call-format", modelagent.FormatAuto, "openai: how tool calls written as text are read: "+strings.Join(modelagent.ToolCallFormats, ", "))
+	af.reasoning = fs.String("reasoning-history", modelagent.ReasoningAuto, "openai: whether past reasoning goes back to the model: keep, drop or auto (keep for DeepSeek and Kimi thinking models)")
 	return af
+}
+
+// stringList is a flag that may be given several times.
+type stringList []string
+
+func (l *stringList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ", ")
+}
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// parseHeaders reads --header values, each "Name: value".
+func parseHeaders(list []string) (http.Header, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	h := http.Header{}
+	for _, s := range list {
+		name, value, ok := strings.Cut(s, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--header: %q is not 'Name: value'", s)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
+}
+
+// parseExtraBody reads --extra-body, which must be a JSON object.
+func parseExtraBody(s string) (*jsonv.Object, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	v, err := jsonv.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("--extra-body: not JSON: %v", err)
+	}
+	o, ok := v.(*jsonv.Object)
+	if !ok {
+		return nil, fmt.Errorf("--extra-body: must be a JSON object like '{\"top_k\": 20}', not %s", jsonv.TypeName(v))
+	}
+	return o, nil
 }
 
 // optFloat is a float flag that knows whether it was given.
@@ -118,10 +190,23 @@ func (af *agentFlags) choose() (*agentChoice, error) {
 	case *af.timeout < 0:
 		return nil, fmt.Errorf("--timeout: %s is negative", *af.timeout)
 	}
-	cfg := modelagent.Config{Model: *af.model, BaseURL: *af.baseURL, MaxTokens: *af.maxTokens, MaxRetries: *af.retries, Timeout: *af.timeout}
+	extra, err := parseExtraBody(*af.extraBody)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := parseHeaders(af.headers)
+	if err != nil {
+		return nil, err
+	}
+	cfg := modelagent.Config{Model: *af.model, BaseURL: *af.baseURL, MaxTokens: *af.maxTokens, MaxRetries: *af.retries, Timeout: *af.timeout,
+		Stop: af.stop, ExtraBody: extra, Headers: headers, ToolCallFormat: *af.callFormat, ReasoningHistory: *af.reasoning}
 	if af.temperature.set {
 		t := af.temperature.v
 		cfg.Temperature = &t
+	}
+	if af.topP.set {
+		p := af.topP.v
+		cfg.TopP = &p
 	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = -1 // none
@@ -131,7 +216,22 @@ func (af *agentFlags) choose() (*agentChoice, error) {
 	}
 	cfg = modelagent.FromEnv(cfg, os.Getenv)
 	if _, err := modelagent.New(cfg); err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "modelagent: "))
+		msg := strings.TrimPrefix(err.Error(), "modelagent: ")
+		switch {
+		case strings.HasPrefix(msg, "the extra body"):
+			msg = "--extra-body: " + msg
+		case strings.Contains(msg, "header"):
+			msg = "--header: " + msg
+		case strings.HasPrefix(msg, "tool call format"):
+			msg = "--tool-call-format: " + msg
+		case strings.HasPrefix(msg, "reasoning history"):
+			msg = "--reasoning-history: " + msg
+		case strings.HasPrefix(msg, "top_p"):
+			msg = "--top-p: " + msg
+		case strings.Contains(msg, "stop sequence"):
+			msg = "--stop: " + msg
+		}
+		return nil, errors.New(msg)
 	}
 	if cfg.APIKey == "" && (cfg.BaseURL == "" || strings.TrimRight(cfg.BaseURL, "/") == modelagent.DefaultBaseURL) {
 		return nil, fmt.Errorf("OPENAI_API_KEY is not set; %s needs it (for a local server, give --base-url or OPENAI_BASE_URL)", modelagent.DefaultBaseURL)
@@ -146,7 +246,10 @@ func (c *agentChoice) newAgent(p *episode.Prepared) (episode.Agent, string, erro
 }
 
 // manifest describes the agent for a rollout's manifest: what must not change when a rollout
-// is resumed (the base URL and the retry settings may).
+// is resumed (the base URL, the retry settings and the header values may). The settings added
+// after the first manifests (top_p, stop, the extra body, the header names, the tool-call
+// format and the reasoning history) are written only when given, so that older rollouts
+// resume.
 func (c *agentChoice) manifest() *jsonv.Object {
 	o := jsonv.NewObject("agent", c.name)
 	if c.name != "openai" {
@@ -163,5 +266,32 @@ func (c *agentChoice) manifest() *jsonv.Object {
 	o.Set("temperature", temp)
 	o.Set("max_tokens", int64(c.cfg.MaxTokens))
 	o.Set("system", system)
+	cfg := c.cfg
+	if cfg.TopP != nil {
+		o.Set("top_p", *cfg.TopP)
+	}
+	if len(cfg.Stop) > 0 {
+		stop := make([]jsonv.Value, len(cfg.Stop))
+		for i, s := range cfg.Stop {
+			stop[i] = s
+		}
+		o.Set("stop", stop)
+	}
+	if cfg.ExtraBody != nil {
+		o.Set("extra_body", jsonv.Clone(cfg.ExtraBody))
+	}
+	if len(c.spec.Model.HeaderNames) > 0 {
+		names := make([]jsonv.Value, len(c.spec.Model.HeaderNames))
+		for i, n := range c.spec.Model.HeaderNames {
+			names[i] = n
+		}
+		o.Set("headers", names)
+	}
+	if f := cfg.ToolCallFormat; f != "" && f != modelagent.FormatAuto {
+		o.Set("tool_call_format", f)
+	}
+	if r := cfg.ReasoningHistory; r != "" && r != modelagent.ReasoningAuto {
+		o.Set("reasoning_history", r)
+	}
 	return o
 }

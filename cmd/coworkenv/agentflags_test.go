@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/chattest"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
@@ -162,4 +163,150 @@ func TestAgentFlagErrors(t *testing.T) {
 	code, _, errs := modelCLI(t, "run", file, "--model", "m")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "OPENAI_API_KEY")
+}
+
+// copyNoteTextPolicy solves copy-note as a model served without a tool parser: its calls are
+// hermes text, the first beside its reasoning.
+func copyNoteTextPolicy(msgs []map[string]any) string {
+	tools := toolMessages(msgs)
+	switch len(tools) {
+	case 0:
+		return chattest.Completion{Message: chattest.WithReasoning("Reading it.\n"+chattest.Hermes("fs_read", `{"path": "/notes/todo.txt"}`),
+			"reasoning", "The note is in /notes/todo.txt.")}.String()
+	case 1:
+		var content string
+		_ = json.Unmarshal([]byte(tools[0]["content"].(string)), &content)
+		args, _ := json.Marshal(map[string]string{"path": "/notes/done.txt", "content": content})
+		return chatSay(chattest.Hermes("fs_write", string(args)))
+	}
+	return chatSay("Done. The note says: call the bank.")
+}
+
+// The request options reach the server, in this process and through an isolated worker (the
+// header values from this process, which the worker never sees); the trace describes the model
+// with the header names only, records the calls read from text, and replays.
+func TestRunOpenAIRequestOptions(t *testing.T) {
+	for _, mode := range []string{"--in-process", "--isolated"} {
+		t.Run(mode, func(t *testing.T) {
+			modelEnv(t)
+			f := newChatFake(t, copyNoteTextPolicy)
+			dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+			tr := filepath.Join(dir, "copy.jsonl")
+			args := []string{"run", filepath.Join(dir, "copy.star"), "--model", "fake-model", "--base-url", f.url(), "--trace", tr,
+				"--top-p", "0.9", "--stop", "</s>", "--stop", "END", "--extra-body", `{"top_k": 20, "chat_template_kwargs": {"enable_thinking": true}}`,
+				"--header", "X-Api-Version: 2", "--header", "x-secret-token:  s3cret", "--tool-call-format", "hermes", "--reasoning-history", "keep"}
+			if mode == "--in-process" {
+				args = append(args, mode)
+			}
+			code, out, errs := modelCLI(t, args...)
+			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+			assert.Contains(t, out, "passed")
+
+			reqs := f.srv.Requests()
+			require.Len(t, reqs, 3)
+			for _, r := range reqs {
+				assert.Equal(t, "2", r.Header.Get("X-Api-Version"))
+				assert.Equal(t, "s3cret", r.Header.Get("X-Secret-Token"))
+				assert.Equal(t, 0.9, r.JSON["top_p"])
+				assert.Equal(t, []any{"</s>", "END"}, r.JSON["stop"])
+				assert.EqualValues(t, 20, r.JSON["top_k"])
+				assert.Equal(t, map[string]any{"enable_thinking": true}, r.JSON["chat_template_kwargs"])
+			}
+			asst := reqs[1].Messages[2]
+			assert.Equal(t, "Reading it.", asst["content"])
+			assert.Equal(t, "The note is in /notes/todo.txt.", asst["reasoning_content"], "--reasoning-history keep")
+			assert.Equal(t, "call_1_1", asst["tool_calls"].([]any)[0].(map[string]any)["id"])
+
+			data, err := os.ReadFile(tr)
+			require.NoError(t, err)
+			assert.NotContains(t, string(data), "s3cret")
+			lines := readLines(t, tr)
+			model, err := json.Marshal(lines[0]["model"])
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"name":"fake-model","base_url":"`+f.url()+`","request":{"top_p":0.9,"stop":["</s>","END"],"top_k":20,`+
+				`"chat_template_kwargs":{"enable_thinking":true}},"headers":["X-Api-Version","X-Secret-Token"],"tool_call_format":"hermes","reasoning_history":"keep"}`,
+				string(model))
+			assert.Equal(t, "hermes", lines[2]["calls_from"])
+			assert.Equal(t, "Reading it.", lines[2]["content"])
+			assert.Contains(t, lines[2]["raw"], "<tool_call>")
+			assert.Equal(t, "The note is in /notes/todo.txt.", lines[2]["reasoning"])
+
+			code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
+			assert.Equal(t, 0, code, "replay needs no model:\n%s%s", out, errs)
+			assert.Len(t, f.requests(), 3)
+		})
+	}
+}
+
+func TestRequestOptionFlagErrors(t *testing.T) {
+	modelEnv(t)
+	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+	file := filepath.Join(dir, "copy.star")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "oracle", "--top-p", "0.5"}, "--top-p: only for --agent openai"},
+		{[]string{"--agent", "noop", "--header", "X-A: 1"}, "--header: only for --agent openai"},
+		{[]string{"--agent", "oracle", "--tool-call-format", "hermes"}, "--tool-call-format: only for --agent openai"},
+		{[]string{"--model", "m", "--top-p", "2"}, "--top-p: top_p 2 must be a number from 0 to 1"},
+		{[]string{"--model", "m", "--stop", ""}, "--stop: "},
+		{[]string{"--model", "m", "--extra-body", "[1]"}, "--extra-body: must be a JSON object"},
+		{[]string{"--model", "m", "--extra-body", "{"}, "--extra-body: not JSON"},
+		{[]string{"--model", "m", "--extra-body", `{"model": "x"}`}, `--extra-body: the extra body may not set "model"`},
+		{[]string{"--model", "m", "--header", "X-A=1"}, "--header: \"X-A=1\" is not 'Name: value'"},
+		{[]string{"--model", "m", "--header", "Content-Length: 3"}, "--header: "},
+		{[]string{"--model", "m", "--tool-call-format", "json"}, "--tool-call-format: tool call format \"json\" is not one of"},
+		{[]string{"--model", "m", "--reasoning-history", "sometimes"}, "--reasoning-history: "},
+	} {
+		for _, cmd := range []string{"run", "rollout"} {
+			args := append([]string{cmd, file}, tc.args...)
+			if cmd == "rollout" {
+				args = append(args, "--out", t.TempDir())
+			}
+			code, _, errs := modelCLI(t, args...)
+			assert.Equal(t, 2, code, "%v", args)
+			assert.Equal(t, 1, strings.Count(errs, "\n"), "one-line error for %v: %q", args, errs)
+			assert.Contains(t, errs, tc.want, "%v", args)
+		}
+	}
+}
+
+// A rollout's manifest records the request options that change episodes (header names, not
+// values): a resume with another header value goes on, one with another extra body is refused;
+// without them the manifest is as before.
+func TestRolloutManifestRequestOptions(t *testing.T) {
+	modelEnv(t)
+	f := newChatFake(t, copyNotePolicy)
+	corpus := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+	out := filepath.Join(t.TempDir(), "o")
+	args := []string{"rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--samples", "1", "--out", out,
+		"--top-p", "0.5", "--extra-body", `{"top_k": 5}`, "--header", "X-Token: one", "--tool-call-format", "native", "--reasoning-history", "drop"}
+	code, stdout, errs := modelCLI(t, args...)
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	var manifest map[string]any
+	require.NoError(t, json.Unmarshal([]byte(dirContents(t, out)["rollout.json"]), &manifest))
+	assert.Equal(t, 0.5, manifest["top_p"])
+	assert.Equal(t, map[string]any{"top_k": 5.0}, manifest["extra_body"])
+	assert.Equal(t, []any{"X-Token"}, manifest["headers"])
+	assert.Equal(t, "native", manifest["tool_call_format"])
+	assert.Equal(t, "drop", manifest["reasoning_history"])
+	assert.NotContains(t, dirContents(t, out)["rollout.json"], "one")
+
+	args[len(args)-5] = "X-Token: two"
+	code, stdout, errs = modelCLI(t, args...)
+	assert.Equal(t, 0, code, "another header value resumes:\n%s%s", stdout, errs)
+	args[len(args)-7] = `{"top_k": 6}`
+	code, _, errs = modelCLI(t, args...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "extra_body")
+
+	plain := filepath.Join(t.TempDir(), "p")
+	code, stdout, errs = modelCLI(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--samples", "1", "--out", plain)
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	manifest = nil
+	require.NoError(t, json.Unmarshal([]byte(dirContents(t, plain)["rollout.json"]), &manifest))
+	for _, k := range []string{"top_p", "stop", "extra_body", "headers", "tool_call_format", "reasoning_history"} {
+		assert.NotContains(t, manifest, k)
+	}
 }

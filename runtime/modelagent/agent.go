@@ -7,15 +7,23 @@
 // refuses an agent that already ran another episode).
 //
 // One turn: the user message is appended and the model is called. Each answer is reported to
-// TurnContext.Assistant (text, tool calls, token usage). Its tool calls run in order through
-// TurnContext.Call, and each gets a `tool` message: the call's content (the JSON text the tools
-// return), or for a tool error the object {"error": MESSAGE}, with "transient": true when the
-// error was an injected fault worth retrying. The first answer without tool calls ends the turn
-// with its text as the reply. The turn also ends:
+// TurnContext.Assistant (text, tool calls, token usage, reasoning, finish reason, logprobs and
+// token ids when the server sent them, and a note when the answer gave nothing usable). Its
+// tool calls run in order through TurnContext.Call, and each gets a `tool` message: the call's
+// content (the JSON text the tools return), or for a tool error the object {"error": MESSAGE},
+// with "transient": true when the error was an injected fault worth retrying. The first answer
+// without tool calls ends the turn with its text as the reply. The turn also ends:
 //   - when the turn reaches max_calls_per_turn (ErrTruncated): the reply is the last text the
 //     model wrote in this turn, "" if none;
 //   - on finish_reason "length": TurnContext.Truncate is called, the answer's tool calls are not
 //     run, and the reply is the last text.
+//
+// The tool calls of an answer are its tool_calls; without any, its legacy function_call (one
+// call); without that, the calls it wrote as text in its content, or else in its reasoning, in
+// one of the formats of Config.ToolCallFormat (textcalls.go says how they are read). Calls read
+// from text or from function_call are numbered call_<turn>_<n>, have their arguments as the
+// text of a JSON object, and go back to the model as tool_calls; the text keeps what is left
+// when their markup is taken out.
 //
 // What differs between servers is absorbed here: tool_calls null or [] (no call), content null
 // (""), a missing or repeated tool-call id (replaced by call_<turn>_<n>, both 1-based: the n-th
@@ -23,9 +31,15 @@
 // a string. Arguments that are not a JSON object are not run: the model gets a tool error naming
 // the problem, and the attempt counts towards max_calls_per_turn so a model that never gets them
 // right still ends the turn. In the history sent back, such arguments become "{}" (vLLM parses
-// the arguments of past tool calls and rejects the whole request otherwise), and
-// reasoning_content is dropped (DeepSeek rejects it in requests); the trace keeps what the model
-// sent.
+// the arguments of past tool calls and rejects the whole request otherwise), and an assistant
+// message with tool calls has "content": "" rather than none.
+//
+// Reasoning comes as reasoning_content (DeepSeek, SGLang, older vLLM), as reasoning (vLLM 0.17
+// and later, Ollama), or as a <think> block at the start of the content (a server without a
+// reasoning parser); the block is taken out of the text. Whether the reasoning of past answers
+// is sent back, as reasoning_content, is Config.ReasoningHistory: by default only for the models
+// known to need it (KeepsReasoning), since older DeepSeek R1 endpoints rejected it in requests
+// and other servers drop it. The trace keeps what the model sent either way.
 package modelagent
 
 import (
@@ -51,6 +65,7 @@ type Agent struct {
 	task     *dsl.Task
 	nextTurn int
 	tools    []openai.Tool
+	toolset  toolset // the tools' names and parameter schemas, for calls written as text
 	msgs     []openai.ChatCompletionMessage
 	usedIDs  map[string]bool
 	stated   string // the virtual time the model was last told
@@ -73,6 +88,7 @@ func New(cfg Config) (*Agent, error) {
 		err := openai.NewReasoningValidator().Validate(probe)
 		a.maxCompl = errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated)
 	}
+	a.tr.fields = a.requestFields()
 	return a, nil
 }
 
@@ -169,6 +185,7 @@ func (a *Agent) begin(tc *episode.TurnContext) error {
 			return fmt.Errorf("modelagent: the agent joined an episode at turn %d; create it before the first turn", tc.Index+1)
 		}
 		a.task = tc.Task()
+		a.toolset = toolsetOf(tc.Tools())
 		for _, s := range tc.Tools() {
 			t, err := toolOf(s)
 			if err != nil {
@@ -231,22 +248,26 @@ func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		choice, usage, err := a.complete(ctx)
+		choice, usage, extras, err := a.complete(ctx)
 		if err != nil {
 			return "", err
 		}
-		msg := choice.Message
-		text := messageText(msg)
-		calls := a.assignIDs(t, msg.ToolCalls)
-		tc.Assistant(episode.AssistantMessage{Content: text, ToolCalls: reported(msg.ToolCalls, calls), Usage: usage})
-		hist := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text}
+		r := a.read(t, choice)
+		tc.Assistant(episode.AssistantMessage{Content: r.text, ToolCalls: r.reported, Usage: usage,
+			Reasoning: r.reasoning, Raw: r.raw, CallsFrom: r.from, FinishReason: string(choice.FinishReason),
+			Logprobs: extras.logprobs, PromptTokenIDs: extras.promptIDs, CompletionTokenIDs: extras.completionIDs, Note: r.note})
+		hist := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: r.text}
+		if a.cfg.ReasoningHistory == ReasoningKeep {
+			hist.ReasoningContent = r.reasoning
+		}
+		calls := r.calls
 		for _, c := range calls {
 			c.Function.Arguments = historyArgs(c.Function.Arguments)
 			hist.ToolCalls = append(hist.ToolCalls, c)
 		}
 		a.msgs = append(a.msgs, hist)
-		if text != "" {
-			t.last = text
+		if r.text != "" {
+			t.last = r.text
 		}
 		if choice.FinishReason == openai.FinishReasonLength {
 			tc.Truncate()
@@ -322,23 +343,25 @@ func (a *Agent) request(msgs []openai.ChatCompletionMessage, tools []openai.Tool
 	return req
 }
 
-// complete asks the model for the next message.
-func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jsonv.Object, error) {
-	resp, err := a.client.CreateChatCompletion(ctx, a.request(a.msgs, a.tools))
+// complete asks the model for the next message: the first choice (index 0), its usage and what
+// the server sent beside the message.
+func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jsonv.Object, choiceExtras, error) {
+	rctx, held := withExtras(ctx)
+	resp, err := a.client.CreateChatCompletion(rctx, a.request(a.msgs, a.tools))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return openai.ChatCompletionChoice{}, nil, cerr
+			return openai.ChatCompletionChoice{}, nil, choiceExtras{}, cerr
 		}
-		return openai.ChatCompletionChoice{}, nil, a.requestError(err)
+		return openai.ChatCompletionChoice{}, nil, choiceExtras{}, a.requestError(err)
 	}
 	if len(resp.Choices) == 0 {
-		return openai.ChatCompletionChoice{}, nil, &RequestError{Model: a.cfg.Model, URL: a.cfg.BaseURL,
+		return openai.ChatCompletionChoice{}, nil, choiceExtras{}, &RequestError{Model: a.cfg.Model, URL: a.cfg.BaseURL,
 			Message: "the answer has no choices", Attempts: a.tr.lastAttempts()}
 	}
-	choice := resp.Choices[0]
-	for _, c := range resp.Choices {
+	pos := 0
+	for i, c := range resp.Choices {
 		if c.Index == 0 {
-			choice = c
+			pos = i
 			break
 		}
 	}
@@ -346,7 +369,85 @@ func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jso
 	if u := resp.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0 {
 		usage = jsonv.NewObject("prompt_tokens", int64(u.PromptTokens), "completion_tokens", int64(u.CompletionTokens), "total_tokens", int64(u.TotalTokens))
 	}
-	return choice, usage, nil
+	return resp.Choices[pos], usage, held.get().choice(pos), nil
+}
+
+// reading is an answer as the agent reads it.
+type reading struct {
+	text      string // the content without a <think> block and without the calls read from it
+	reasoning string // without the calls read from it
+	raw       string // the content as sent, when text is not that
+	from      string // where the calls were read from when not tool_calls (AssistantMessage.CallsFrom)
+	calls     []openai.ToolCall
+	reported  []jsonv.Value
+	note      string
+}
+
+// read reads an answer: its text and reasoning, and its tool calls with the ids they run under
+// (see the package documentation).
+func (a *Agent) read(t *turn, choice openai.ChatCompletionChoice) reading {
+	msg := choice.Message
+	sent := messageText(msg)
+	text, thought, _ := splitThink(sent)
+	r := reading{text: text, reasoning: joinReasoning(msg.ReasoningContent, thought)}
+	raw, problem := msg.ToolCalls, ""
+	switch {
+	case len(msg.ToolCalls) > 0:
+	case msg.FunctionCall != nil && msg.FunctionCall.Name != "":
+		raw = []openai.ToolCall{{Type: openai.ToolTypeFunction, Function: *msg.FunctionCall}}
+		r.from = "function_call"
+	default:
+		calls, rest, from, inText := readTextCalls(a.cfg.ToolCallFormat, r.text, a.toolset)
+		if len(calls) > 0 {
+			r.text, r.from = rest, from
+		} else {
+			var inReasoning string
+			calls, rest, from, inReasoning = readTextCalls(a.cfg.ToolCallFormat, r.reasoning, a.toolset)
+			switch {
+			case len(calls) > 0:
+				r.reasoning, r.from = rest, from+" in reasoning"
+			case inText != "":
+				problem = "the text " + inText
+			case inReasoning != "":
+				problem = "the reasoning " + inReasoning
+			}
+		}
+		raw = nil
+		for _, c := range calls {
+			raw = append(raw, openai.ToolCall{Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: c.name, Arguments: c.args}})
+		}
+	}
+	if r.text != sent {
+		r.raw = sent
+	}
+	r.calls = a.assignIDs(t, raw)
+	r.reported = reported(raw, r.calls)
+	r.note = noteOf(choice.FinishReason, r, problem)
+	return r
+}
+
+// noteOf says why an answer gave nothing the agent could use ("" when it did): problem is why
+// text that looks like a tool call gave none.
+func noteOf(finish openai.FinishReason, r reading, problem string) string {
+	switch {
+	case finish == openai.FinishReasonLength:
+		note := "the answer was cut off at the token limit (finish_reason length)"
+		if len(r.calls) == 0 && problem != "" {
+			note += "; " + problem
+		}
+		return note
+	case len(r.calls) > 0:
+		return ""
+	case problem != "":
+		return problem
+	case r.text != "":
+		return ""
+	case finish == openai.FinishReasonContentFilter:
+		return "the server's content filter stopped the answer (finish_reason content_filter)"
+	case r.reasoning != "":
+		return "the answer had only reasoning, no text and no tool call"
+	}
+	return "the answer had no text and no tool call"
 }
 
 // messageText is the text of an answer: content, the text parts of a content array, or a

@@ -8,8 +8,9 @@ import (
 )
 
 // Chat sends plain chat-completion requests (no tools) through the same transport as the agent:
-// the temperature is written as given (0 included), 408/429/5xx answers, timeouts and dropped
-// connections are retried with backoff, and failures come back as *RequestError. It serves
+// the request fields of the configuration are set (the temperature written as given, 0
+// included; top_p, stop, the extra body) and its headers sent, 408/429/5xx answers, timeouts and
+// dropped connections are retried with backoff, and failures come back as *RequestError. It serves
 // callers that are not episodes, like the task generator. A Chat may be used by several
 // goroutines at once; Attempts of a RequestError then counts the attempts of the last request.
 type Chat struct {

@@ -149,6 +149,7 @@ type assistantEvent struct {
 	content   string
 	toolCalls string // JSON
 	usage     string // JSON, "null" when nil
+	msg       episode.AssistantMessage
 }
 
 // observer records the model messages.
@@ -165,7 +166,7 @@ func (o *observer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	if m.ToolCalls != nil {
 		tc = jsonv.MustEncode(m.ToolCalls)
 	}
-	o.assistant = append(o.assistant, assistantEvent{turn, m.Content, tc, jsonv.MustEncode(m.Usage)})
+	o.assistant = append(o.assistant, assistantEvent{turn, m.Content, tc, jsonv.MustEncode(m.Usage), *m})
 }
 func (o *observer) OnNotRun(int, string, string)  {}
 func (o *observer) OnCall(*episode.Call)          {}

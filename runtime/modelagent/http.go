@@ -24,17 +24,22 @@ const maxResponseBytes = 64 << 20
 
 // transport is the HTTP client go-openai sends through (its HTTPDoer). It does what go-openai
 // does not:
-//   - it patches the request body: temperature is written as given, 0 included (go-openai's
-//     float32 field has omitempty), and a message with neither content nor tool_calls (an
-//     empty reply in the history) gets "content": "" (go-openai drops it; OpenAI then rejects
-//     the message);
+//   - it patches the request body: the request fields of the configuration (requestFields:
+//     temperature written as given, 0 included, as go-openai's float32 field has omitempty;
+//     top_p, stop, and the extra body, whose keys win) are set on every request, and an
+//     assistant message without content, or any message with neither content nor tool_calls,
+//     gets "content": "" (go-openai drops it; OpenAI and some templates then reject the
+//     message);
+//   - it sends the extra headers of the configuration on every request;
 //   - it retries 408, 429, 5xx (501 excepted), timeouts and dropped connections with
 //     exponential backoff and seeded jitter, honouring Retry-After (in seconds);
 //   - it bounds each attempt by Config.Timeout;
-//   - it normalises the response: tool-call arguments sent as a JSON object instead of a
-//     string (some servers) become the string go-openai expects.
+//   - it normalises the response (normalizeResponse) and keeps what go-openai does not decode
+//     (logprobs, token ids) for the request's caller (withExtras).
 type transport struct {
 	cfg *Config
+	// fields are set on the top level of every request body (requestFields).
+	fields *jsonv.Object
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -102,7 +107,10 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 			reason = fmt.Errorf("HTTP %s", resp.Status)
 			retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
 		default:
-			return resp, nil
+			if h := extrasOf(ctx); h != nil {
+				h.set(resp.extras)
+			}
+			return resp.Response, nil
 		}
 		delay := t.delay(retry, retryAfter)
 		if t.cfg.OnRetry != nil {
@@ -117,8 +125,14 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// answer is a response with its body in memory, and what normalizeResponse kept of it.
+type answer struct {
+	*http.Response
+	extras *responseExtras
+}
+
 // once makes one attempt and reads the whole answer within the attempt's time limit.
-func (t *transport) once(ctx context.Context, req *http.Request, body []byte) (*http.Response, error) {
+func (t *transport) once(ctx context.Context, req *http.Request, body []byte) (*answer, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if t.cfg.Timeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
@@ -128,6 +142,9 @@ func (t *transport) once(ctx context.Context, req *http.Request, body []byte) (*
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	for _, name := range sortedKeys(t.cfg.Headers) {
+		r.Header[name] = append([]string(nil), t.cfg.Headers[name]...)
+	}
 	resp, err := t.cfg.HTTPClient.Do(r)
 	if err != nil {
 		return nil, t.attemptErr(actx, err)
@@ -140,12 +157,13 @@ func (t *transport) once(ctx context.Context, req *http.Request, body []byte) (*
 	if len(data) > maxResponseBytes {
 		return nil, fmt.Errorf("the response is larger than %d bytes", maxResponseBytes)
 	}
+	var extras *responseExtras
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		data = normalizeResponse(data)
+		data, extras = normalizeResponse(data)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
-	return resp, nil
+	return &answer{resp, extras}, nil
 }
 
 // timeoutError is an attempt that ran past Config.Timeout.
@@ -233,7 +251,8 @@ func (t *transport) delay(retry int, retryAfter time.Duration) time.Duration {
 	return d
 }
 
-// patchRequest writes the temperature and the content of empty messages (see transport).
+// patchRequest sets the request fields and the content of messages without one (see
+// transport).
 func (t *transport) patchRequest(body []byte) ([]byte, error) {
 	if len(body) == 0 {
 		return body, nil
@@ -246,9 +265,6 @@ func (t *transport) patchRequest(body []byte) ([]byte, error) {
 	if !ok {
 		return body, nil
 	}
-	if t.cfg.Temperature != nil {
-		obj.Set("temperature", *t.cfg.Temperature)
-	}
 	if msgs, ok := obj.Get("messages"); ok {
 		list, _ := msgs.([]jsonv.Value)
 		for _, m := range list {
@@ -259,31 +275,125 @@ func (t *transport) patchRequest(body []byte) ([]byte, error) {
 			if _, has := mo.Get("content"); has {
 				continue
 			}
-			if calls, _ := mo.Get("tool_calls"); calls != nil {
-				continue
+			role, _ := mo.Get("role")
+			if calls, _ := mo.Get("tool_calls"); calls == nil || role == "assistant" {
+				mo.Set("content", "")
 			}
-			mo.Set("content", "")
+		}
+	}
+	if t.fields != nil {
+		for _, m := range t.fields.Members {
+			obj.Set(m.Key, m.Value)
 		}
 	}
 	return jsonv.Encode(obj)
 }
 
-// normalizeResponse turns tool-call arguments sent as JSON values into the JSON strings of the
-// protocol. Anything it does not understand is left as it is.
-func normalizeResponse(data []byte) []byte {
+// Bounds on what the agent keeps of an answer besides the message.
+const (
+	maxLogprobsBytes = 16 << 20 // a choice's logprobs, as JSON
+	maxTokenIDs      = 1 << 20  // one list of token ids
+)
+
+// responseExtras are the fields of an answer that go-openai does not decode: vLLM's
+// prompt_token_ids at the top level, and each choice's.
+type responseExtras struct {
+	promptTokenIDs []jsonv.Value
+	choices        []choiceExtras // by position in choices
+}
+
+// choiceExtras are what a choice holds besides its message: its logprobs object, and the token
+// ids of the prompt (SGLang) and of the completion (token_ids, vLLM and SGLang).
+type choiceExtras struct {
+	logprobs                 *jsonv.Object
+	promptIDs, completionIDs []jsonv.Value
+}
+
+// choice is the extras of the choice at position i, with the answer's prompt token ids when
+// the choice has none.
+func (e *responseExtras) choice(i int) choiceExtras {
+	if e == nil {
+		return choiceExtras{}
+	}
+	var c choiceExtras
+	if i >= 0 && i < len(e.choices) {
+		c = e.choices[i]
+	}
+	if c.promptIDs == nil {
+		c.promptIDs = e.promptTokenIDs
+	}
+	return c
+}
+
+// extrasKey is the context key of an extrasHolder.
+type extrasKey struct{}
+
+// extrasHolder receives the extras of the answer to the request made with its context.
+type extrasHolder struct {
+	mu sync.Mutex
+	e  *responseExtras
+}
+
+func (h *extrasHolder) set(e *responseExtras) {
+	h.mu.Lock()
+	h.e = e
+	h.mu.Unlock()
+}
+
+func (h *extrasHolder) get() *responseExtras {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.e
+}
+
+// withExtras is ctx with a holder for the extras of the answer to a request made with it.
+func withExtras(ctx context.Context) (context.Context, *extrasHolder) {
+	h := &extrasHolder{}
+	return context.WithValue(ctx, extrasKey{}, h), h
+}
+
+func extrasOf(ctx context.Context) *extrasHolder {
+	h, _ := ctx.Value(extrasKey{}).(*extrasHolder)
+	return h
+}
+
+// normalizeResponse turns what some servers send into what go-openai reads: tool-call and
+// function_call arguments sent as JSON values become the JSON strings of the protocol, and a
+// message's reasoning (vLLM 0.17 and later, Ollama) is copied into reasoning_content when that
+// is absent or empty. It returns the extras of the answer too. Anything it does not understand
+// is left as it is.
+func normalizeResponse(data []byte) ([]byte, *responseExtras) {
 	v, err := jsonv.Decode(data)
 	if err != nil {
-		return data
+		return data, nil
 	}
 	obj, ok := v.(*jsonv.Object)
 	if !ok {
-		return data
+		return data, nil
 	}
+	extras := &responseExtras{promptTokenIDs: tokenIDs(obj, "prompt_token_ids")}
 	changed := false
+	stringArgs := func(fo *jsonv.Object) {
+		args, ok := fo.Get("arguments")
+		if !ok {
+			return
+		}
+		switch args.(type) {
+		case string, nil:
+			return
+		}
+		enc, err := jsonv.Encode(args)
+		if err != nil {
+			return
+		}
+		fo.Set("arguments", string(enc))
+		changed = true
+	}
 	choices, _ := obj.Get("choices")
 	list, _ := choices.([]jsonv.Value)
 	for _, c := range list {
 		co, _ := c.(*jsonv.Object)
+		extras.choices = append(extras.choices, choiceExtrasOf(co))
 		msg, _ := co.Get("message")
 		mo, _ := msg.(*jsonv.Object)
 		calls, _ := mo.Get("tool_calls")
@@ -292,28 +402,57 @@ func normalizeResponse(data []byte) []byte {
 			callo, _ := call.(*jsonv.Object)
 			fn, _ := callo.Get("function")
 			fo, _ := fn.(*jsonv.Object)
-			args, ok := fo.Get("arguments")
-			if !ok {
-				continue
+			stringArgs(fo)
+		}
+		fn, _ := mo.Get("function_call")
+		fo, _ := fn.(*jsonv.Object)
+		stringArgs(fo)
+		if r, _ := mo.Get("reasoning"); r != nil {
+			if rs, ok := r.(string); ok && rs != "" {
+				if rc, _ := mo.Get("reasoning_content"); rc == nil || rc == "" {
+					mo.Set("reasoning_content", rs)
+					changed = true
+				}
 			}
-			switch args.(type) {
-			case string, nil:
-				continue
-			}
-			enc, err := jsonv.Encode(args)
-			if err != nil {
-				continue
-			}
-			fo.Set("arguments", string(enc))
-			changed = true
 		}
 	}
 	if !changed {
-		return data
+		return data, extras
 	}
 	out, err := jsonv.Encode(obj)
 	if err != nil {
-		return data
+		return data, extras
 	}
-	return out
+	return out, extras
+}
+
+// choiceExtrasOf reads the extras of a choice; those over their bounds are left out.
+func choiceExtrasOf(co *jsonv.Object) choiceExtras {
+	var c choiceExtras
+	if lp, _ := co.Get("logprobs"); lp != nil {
+		if o, ok := lp.(*jsonv.Object); ok {
+			if enc, err := jsonv.Encode(o); err == nil && len(enc) <= maxLogprobsBytes {
+				c.logprobs = o
+			}
+		}
+	}
+	c.promptIDs = tokenIDs(co, "prompt_token_ids")
+	c.completionIDs = tokenIDs(co, "token_ids")
+	return c
+}
+
+// tokenIDs is the list of whole numbers o has under key, nil when it has none, when it is not
+// such a list, or when it is longer than maxTokenIDs.
+func tokenIDs(o *jsonv.Object, key string) []jsonv.Value {
+	v, _ := o.Get(key)
+	list, ok := v.([]jsonv.Value)
+	if !ok || len(list) == 0 || len(list) > maxTokenIDs {
+		return nil
+	}
+	for _, e := range list {
+		if _, ok := e.(int64); !ok {
+			return nil
+		}
+	}
+	return list
 }
