@@ -1,23 +1,26 @@
 // Package export turns traces (SPEC §6) into training data (SPEC §9).
 //
-// Messages. An episode becomes a conversation in the OpenAI chat format that TRL,
-// LLaMA-Factory and axolotl read: a system message, a user message per user event, assistant
-// messages (with "tool_calls" whose "arguments" are JSON strings), and a "tool" message with
-// "tool_call_id" for every tool call, in the order of the calls.
+// Messages. An episode becomes a conversation in the OpenAI chat format: a system message, a
+// user message per user event, assistant messages (with "tool_calls"), and a "tool" message with
+// "tool_call_id" for every tool call, in the order of the calls. MessageOptions choose its shape:
+// Messages (and `export rl`) writes arguments as JSON strings; `export sft` writes them as JSON
+// objects by default, names the tool on every tool message, and adds the model's reasoning (see
+// sft.go for the row formats).
 //
 //   - Model traces (they hold assistant events) keep what the model sent: one assistant message
-//     per assistant event (its text, "" when it had none, and its tool calls with the ids the
-//     calls ran under). Each tool message holds what the agent showed the model: the result's
-//     content, or for a tool error {"error": MESSAGE} (with "transient": true for an injected
-//     fault), as runtime/modelagent does. A tool call the agent did not run has no result in the
-//     trace: its tool message is rebuilt, exactly for arguments that are not a JSON object (the
-//     message modelagent sends), and as {"error": "the tool was not run"} otherwise (a turn cut
-//     short by max_calls_per_turn or by the token limit). Arguments sent as "" or null become
-//     "{}", and arguments that are not a string are encoded as one.
+//     per assistant event (its text, "" when it had none, its reasoning when asked, and its tool
+//     calls with the ids the calls ran under). Each tool message holds what the agent showed the
+//     model: the result's content, or for a tool error {"error": MESSAGE} (with "transient": true
+//     for an injected fault), as runtime/modelagent does. A tool call the agent did not run has no
+//     result: its tool message is the one the not_run event records (MessageOptions.RecordedNotRun)
+//     or, for traces of older engines without them, is rebuilt: exactly for arguments that are
+//     not a JSON object (the message modelagent sends), and as {"error": "the tool was not run"}
+//     otherwise (a turn cut short by max_calls_per_turn or by the token limit). Arguments sent as
+//     "" or null become "{}", and arguments that are not a string are encoded as one.
 //   - Traces of agents that are not models (oracle, noop, replay) are rebuilt from their call,
 //     result and reply events: one assistant message with one tool call per call event (the id
-//     is the call's id, the arguments its args encoded as JSON), a tool message per result as
-//     above, and the reply as the turn's last assistant message ("" when the solution gave none).
+//     is the call's id, the arguments its args), a tool message per result as above, and the
+//     reply as the turn's last assistant message ("" when the solution gave none).
 //
 // System message. A trace of a model records its system prompt in the start event; that is
 // used. Other traces do not, so Systems rebuilds it as the model agent would have got it:
@@ -38,6 +41,8 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -46,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -166,7 +172,30 @@ func (e *Episode) MalformedCalls() int {
 			continue
 		}
 		for _, c := range toolCalls(a) {
-			if _, problem := modelagent.ParseArguments(callArgs(c)); problem != "" {
+			if _, problem := modelagent.ParseArguments(c.args); problem != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// DeepCalls counts the tool calls of the conversation whose arguments nest deeper than the
+// engine accepts (limits.ToolArgsDepth): the model's, or for other agents the call events'.
+// MessageOptions.ObjectArguments leaves them strings.
+func (e *Episode) DeepCalls() int {
+	model := e.FromModel()
+	n := 0
+	for _, ev := range e.Events {
+		switch b := ev.Body.(type) {
+		case *trace.Assistant:
+			for _, c := range toolCalls(b) {
+				if args, problem := modelagent.ParseArguments(c.args); problem == "" && tooDeep(args) {
+					n++
+				}
+			}
+		case *trace.Call:
+			if !model && tooDeep(b.Args) {
 				n++
 			}
 		}
@@ -185,37 +214,81 @@ func (e *Episode) HasAssistant() bool {
 	return false
 }
 
-// Messages is the conversation (see the package documentation); system "" leaves the system
-// message out.
+// MessageOptions choose the shape of a conversation. The zero value is the shape Messages gives
+// (and `export rl` writes): arguments as JSON strings, the recorded ids, no tool names, no
+// reasoning, and the tool message of a call not run rebuilt.
+type MessageOptions struct {
+	// ObjectArguments writes each tool call's arguments as a JSON object. Arguments that are not
+	// one, or that nest deeper than the engine accepts (limits.ToolArgsDepth: it refused the
+	// call), stay JSON strings; SFTSkip leaves the episodes that hold them out of rows that want
+	// objects.
+	ObjectArguments bool
+	// ToolNames adds "name", the name of the tool called, to every tool message.
+	ToolNames bool
+	// Reasoning adds "reasoning_content" to an assistant message whose reasoning the trace
+	// records.
+	Reasoning bool
+	// StrictIDs gives the tool calls new ids of exactly 9 letters and digits (see idMap); tool
+	// messages keep answering their calls.
+	StrictIDs bool
+	// RecordedNotRun uses the not_run events of the trace for the tool messages of calls not run:
+	// what the model agent sent. Traces of older engines have none; those messages are rebuilt.
+	RecordedNotRun bool
+}
+
+// Messages is the conversation (see the package documentation) in the shape MessageOptions{}
+// gives; system "" leaves the system message out.
 func (e *Episode) Messages(system string) []jsonv.Value {
+	return e.MessagesWith(system, MessageOptions{})
+}
+
+// MessagesWith is the conversation in the shape o chooses; system "" leaves the system message
+// out.
+func (e *Episode) MessagesWith(system string, o MessageOptions) []jsonv.Value {
 	var msgs []jsonv.Value
 	if system != "" {
 		msgs = append(msgs, jsonv.NewObject("role", "system", "content", system))
 	}
 	if e.FromModel() {
-		return e.modelMessages(msgs)
+		return e.modelMessages(msgs, o)
 	}
-	return e.rebuiltMessages(msgs)
+	return e.rebuiltMessages(msgs, o)
 }
 
-func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
-	// the results by call id, in order (ids are unique within an episode, but do not rely on it)
+func (e *Episode) modelMessages(msgs []jsonv.Value, o MessageOptions) []jsonv.Value {
+	// the results and recorded not_run messages by call id, in order (ids are unique within an
+	// episode, but do not rely on it)
 	results := map[string][]*trace.CallResult{}
+	notRun := map[string][]string{}
 	for _, ev := range e.Events {
-		if r, ok := ev.Body.(*trace.CallResult); ok {
-			results[r.ID] = append(results[r.ID], r)
+		switch b := ev.Body.(type) {
+		case *trace.CallResult:
+			results[b.ID] = append(results[b.ID], b)
+		case *trace.NotRun:
+			if o.RecordedNotRun {
+				notRun[b.ID] = append(notRun[b.ID], b.Content)
+			}
 		}
 	}
-	var pending []*jsonv.Object // the tool calls of the last assistant message
+	ids := newIDMap(o.StrictIDs)
+	type pendingCall struct {
+		modelCall
+		msgID string // the id in the conversation
+	}
+	var pending []pendingCall // the tool calls of the last assistant message
 	flush := func() {
 		for _, c := range pending {
-			id := str(c, "id")
-			if rs := results[id]; len(rs) > 0 {
-				results[id] = rs[1:]
-				msgs = append(msgs, toolMessage(id, resultContent(rs[0])))
-				continue
+			var content string
+			if rs := results[c.id]; len(rs) > 0 {
+				results[c.id] = rs[1:]
+				content = resultContent(rs[0])
+			} else if ns := notRun[c.id]; len(ns) > 0 {
+				notRun[c.id] = ns[1:]
+				content = ns[0]
+			} else {
+				content = notRunContent(c.modelCall)
 			}
-			msgs = append(msgs, toolMessage(id, notRunContent(c)))
+			msgs = append(msgs, o.toolMessage(c.msgID, c.name, content))
 		}
 		pending = nil
 	}
@@ -227,17 +300,21 @@ func (e *Episode) modelMessages(msgs []jsonv.Value) []jsonv.Value {
 			msgs = append(msgs, user())
 		case *trace.Assistant:
 			flush()
-			calls := toolCalls(b)
 			m := jsonv.NewObject("role", "assistant", "content", b.Content)
-			if len(calls) > 0 {
+			if o.Reasoning && b.Reasoning != "" {
+				m.Set("reasoning_content", b.Reasoning)
+			}
+			if calls := toolCalls(b); len(calls) > 0 {
 				list := make([]jsonv.Value, len(calls))
 				for i, c := range calls {
-					list[i] = c
+					id := ids.next(c.id)
+					list[i] = jsonv.NewObject("id", id, "type", "function",
+						"function", jsonv.NewObject("name", c.name, "arguments", o.modelArguments(c.args)))
+					pending = append(pending, pendingCall{c, id})
 				}
 				m.Set("tool_calls", list)
 			}
 			msgs = append(msgs, m)
-			pending = calls
 		case *trace.Reply, *trace.TurnEnd, *trace.End:
 			flush()
 		}
@@ -266,18 +343,32 @@ func (e *Episode) userMessages() func() *jsonv.Object {
 	}
 }
 
-func (e *Episode) rebuiltMessages(msgs []jsonv.Value) []jsonv.Value {
+func (e *Episode) rebuiltMessages(msgs []jsonv.Value, o MessageOptions) []jsonv.Value {
+	ids := newIDMap(o.StrictIDs)
+	// the conversation's id and the tool's name of each call, by the call's id, in order
+	type callOf struct{ msgID, name string }
+	calls := map[string][]callOf{}
 	user := e.userMessages()
 	for _, ev := range e.Events {
 		switch b := ev.Body.(type) {
 		case *trace.User:
 			msgs = append(msgs, user())
 		case *trace.Call:
-			call := jsonv.NewObject("id", b.ID, "type", "function",
-				"function", jsonv.NewObject("name", b.Name, "arguments", jsonv.MustEncode(b.Args)))
+			id := ids.next(b.ID)
+			calls[b.ID] = append(calls[b.ID], callOf{id, b.Name})
+			args := b.Args
+			if args == nil {
+				args = &jsonv.Object{}
+			}
+			call := jsonv.NewObject("id", id, "type", "function",
+				"function", jsonv.NewObject("name", b.Name, "arguments", o.recordedArguments(args)))
 			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", "", "tool_calls", []jsonv.Value{call}))
 		case *trace.CallResult:
-			msgs = append(msgs, toolMessage(b.ID, resultContent(b)))
+			c := callOf{b.ID, ""}
+			if cs := calls[b.ID]; len(cs) > 0 {
+				c, calls[b.ID] = cs[0], cs[1:]
+			}
+			msgs = append(msgs, o.toolMessage(c.msgID, c.name, resultContent(b)))
 		case *trace.Reply:
 			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", b.Content))
 		}
@@ -285,10 +376,15 @@ func (e *Episode) rebuiltMessages(msgs []jsonv.Value) []jsonv.Value {
 	return msgs
 }
 
-// toolCalls are an assistant event's tool calls in the canonical shape
-// {"id","type":"function","function":{"name","arguments"}} with string arguments.
-func toolCalls(a *trace.Assistant) []*jsonv.Object {
-	out := make([]*jsonv.Object, 0, len(a.ToolCalls))
+// modelCall is a tool call of an assistant event: its id (the one it ran under), the tool's
+// name and the arguments as a JSON string.
+type modelCall struct{ id, name, args string }
+
+// toolCalls are an assistant event's tool calls: arguments sent as "" or null become "{}", and
+// arguments that are not a string are encoded as one; a call without an id gets the one the
+// model agent gives it.
+func toolCalls(a *trace.Assistant) []modelCall {
+	out := make([]modelCall, 0, len(a.ToolCalls))
 	for i, r := range a.ToolCalls {
 		o, _ := r.(*jsonv.Object)
 		fn, _ := o.Get("function")
@@ -309,24 +405,70 @@ func toolCalls(a *trace.Assistant) []*jsonv.Object {
 		default:
 			args = jsonv.MustEncode(x)
 		}
-		out = append(out, jsonv.NewObject("id", id, "type", "function",
-			"function", jsonv.NewObject("name", str(fo, "name"), "arguments", args)))
+		out = append(out, modelCall{id: id, name: str(fo, "name"), args: args})
 	}
 	return out
 }
 
-func callArgs(c *jsonv.Object) string {
-	fn, _ := c.Get("function")
-	return str(fn.(*jsonv.Object), "arguments")
+// modelArguments are a model's arguments (a JSON string) as o writes them.
+func (o MessageOptions) modelArguments(args string) jsonv.Value {
+	if !o.ObjectArguments {
+		return args
+	}
+	obj, problem := modelagent.ParseArguments(args)
+	if problem != "" || tooDeep(obj) {
+		return args
+	}
+	return obj
 }
 
-func callName(c *jsonv.Object) string {
-	fn, _ := c.Get("function")
-	return str(fn.(*jsonv.Object), "name")
+// recordedArguments are the arguments of a call event as o writes them.
+func (o MessageOptions) recordedArguments(args *jsonv.Object) jsonv.Value {
+	if o.ObjectArguments && !tooDeep(args) {
+		return args
+	}
+	return jsonv.MustEncode(args)
 }
 
-func toolMessage(id, content string) *jsonv.Object {
-	return jsonv.NewObject("role", "tool", "tool_call_id", id, "content", content)
+// tooDeep reports whether arguments nest deeper than the engine accepts (limits.ToolArgsDepth,
+// counted as it counts: the arguments object is the first level). Written as objects, they
+// would make a line deeper than JSON readers accept.
+func tooDeep(args jsonv.Value) bool {
+	return depth(args, limits.ToolArgsDepth+1) > limits.ToolArgsDepth
+}
+
+// depth is how many arrays and objects v nests (0 for a scalar), counted up to stop.
+func depth(v jsonv.Value, stop int) int {
+	if stop <= 0 {
+		return 0
+	}
+	deepest := 0
+	switch x := v.(type) {
+	case []jsonv.Value:
+		for _, c := range x {
+			deepest = max(deepest, depth(c, stop-1))
+		}
+	case *jsonv.Object:
+		if x == nil {
+			return 0
+		}
+		for _, m := range x.Members {
+			deepest = max(deepest, depth(m.Value, stop-1))
+		}
+	default:
+		return 0
+	}
+	return deepest + 1
+}
+
+// toolMessage is the tool message answering the call id of the tool name.
+func (o MessageOptions) toolMessage(id, name, content string) *jsonv.Object {
+	m := jsonv.NewObject("role", "tool", "tool_call_id", id)
+	if o.ToolNames {
+		m.Set("name", name)
+	}
+	m.Set("content", content)
+	return m
 }
 
 // resultContent is what the agent shows the model for a result event.
@@ -337,13 +479,49 @@ func resultContent(r *trace.CallResult) string {
 	return r.Content
 }
 
-// notRunContent is the tool message of a call the model agent did not run.
-func notRunContent(c *jsonv.Object) string {
-	args := callArgs(c)
-	if _, problem := modelagent.ParseArguments(args); problem != "" {
-		return modelagent.BadArgumentsContent(callName(c), problem, args)
+// notRunContent rebuilds the tool message of a call the model agent did not run, for traces
+// without not_run events.
+func notRunContent(c modelCall) string {
+	if _, problem := modelagent.ParseArguments(c.args); problem != "" {
+		return modelagent.BadArgumentsContent(c.name, problem, c.args)
 	}
 	return modelagent.ToolErrorContent("the tool was not run", false)
+}
+
+// idMap gives the tool calls of one conversation their ids: the recorded ones, or with strict
+// set ids that the strictest chat templates accept. Mistral's refuse any id but exactly 9
+// letters and digits; a strict id is 9 base-62 digits of a SHA-256 of the call's place in the
+// conversation and its recorded id, so the same conversation always gets the same ids, and a
+// repeat within the conversation is drawn again.
+type idMap struct {
+	strict bool
+	n      int
+	used   map[string]bool
+}
+
+func newIDMap(strict bool) *idMap { return &idMap{strict: strict, used: map[string]bool{}} }
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// next is the id of the conversation's next tool call, recorded with id.
+func (m *idMap) next(id string) string {
+	if !m.strict {
+		return id
+	}
+	m.n++
+	for draw := 0; ; draw++ {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%d\x00%s", m.n, draw, id)))
+		x := binary.BigEndian.Uint64(sum[:8])
+		var b [9]byte
+		for i := range b {
+			b[i] = base62[x%62]
+			x /= 62
+		}
+		if s := string(b[:]); !m.used[s] {
+			m.used[s] = true
+			return s
+		}
+	}
 }
 
 func str(o *jsonv.Object, k string) string {

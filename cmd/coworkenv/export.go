@@ -40,7 +40,7 @@ type exportSink interface {
 }
 
 // exportKinds are the kinds of export, in the order --help shows them.
-var exportKinds = []*exportKind{sftExport, rlExport}
+var exportKinds = []*exportKind{sftExport, rlExport, atifExport, inspectExport}
 
 func exportKindOf(name string) *exportKind {
 	for _, k := range exportKinds {

@@ -14,15 +14,17 @@ import (
 )
 
 // checkChatLine checks one SFT line against the OpenAI chat format: only "messages" and
-// "tools"; the tools are function schemas; an optional system message first, then a user
-// message; every tool message answers a tool call of the assistant message before it, every
-// tool call is answered before the next user or assistant message, ids are unique, arguments
-// are JSON strings holding an object; the conversation ends with the assistant.
+// "tools"; the tools are a JSON string of function schemas; an optional system message first,
+// then a user message; every tool message answers a tool call of the assistant message before
+// it, every tool call is answered before the next user or assistant message, ids are unique,
+// arguments are JSON objects; the conversation ends with the assistant.
 func checkChatLine(t *testing.T, where string, line map[string]any) (roles []string) {
 	t.Helper()
 	assert.Len(t, line, 2, "%s: only messages and tools: %v", where, line)
-	tools, ok := line["tools"].([]any)
-	require.True(t, ok, "%s: tools is an array", where)
+	toolsJSON, ok := line["tools"].(string)
+	require.True(t, ok, "%s: tools is a JSON string", where)
+	var tools []any
+	require.NoError(t, json.Unmarshal([]byte(toolsJSON), &tools), "%s: tools is a JSON array", where)
 	require.NotEmpty(t, tools, where)
 	for _, x := range tools {
 		tool := x.(map[string]any)
@@ -65,10 +67,8 @@ func checkChatLine(t *testing.T, where string, line map[string]any) (roles []str
 				assert.Equal(t, "function", call["type"], at())
 				fn := call["function"].(map[string]any)
 				assert.NotEmpty(t, fn["name"], at())
-				args, isStr := fn["arguments"].(string)
-				require.True(t, isStr, "%s: arguments are a JSON string", at())
-				var obj map[string]any
-				assert.NoError(t, json.Unmarshal([]byte(args), &obj), "%s: arguments %q", at(), args)
+				_, isObj := fn["arguments"].(map[string]any)
+				assert.True(t, isObj, "%s: arguments are a JSON object", at())
 			}
 		case "tool":
 			id, _ := m["tool_call_id"].(string)
@@ -156,7 +156,7 @@ func TestExportFromModelRollout(t *testing.T) {
 		assert.Equal(t, "", a1["content"])
 		call := a1["tool_calls"].([]any)[0].(map[string]any)
 		assert.Equal(t, "c1", call["id"])
-		assert.Equal(t, `{"path":"/notes/todo.txt"}`, call["function"].(map[string]any)["arguments"], "arguments as the model sent them")
+		assert.Equal(t, map[string]any{"path": "/notes/todo.txt"}, call["function"].(map[string]any)["arguments"], "arguments as the model sent them")
 		tool := msgs[3].(map[string]any)
 		assert.Equal(t, "c1", tool["tool_call_id"])
 		assert.Equal(t, `"call the bank"`, tool["content"])
@@ -268,7 +268,7 @@ func TestExportOracleTraces(t *testing.T) {
 	call := msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
 	assert.Equal(t, "call_1", call["id"])
 	assert.Equal(t, "fs_read", call["function"].(map[string]any)["name"])
-	assert.Equal(t, `{"path":"/notes/todo.txt"}`, call["function"].(map[string]any)["arguments"])
+	assert.Equal(t, map[string]any{"path": "/notes/todo.txt"}, call["function"].(map[string]any)["arguments"])
 	assert.Equal(t, "call_1", msgs[3].(map[string]any)["tool_call_id"])
 	assert.Equal(t, "It says: call the bank", msgs[6].(map[string]any)["content"])
 
