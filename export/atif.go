@@ -58,13 +58,14 @@ type toolAnswer struct {
 	result *trace.CallResult
 }
 
-// conversation is Messages(system) with, for each message, the events it was made of: the k-th
+// conversation is the conversation (MessagesWith, with the tool messages the model agent
+// recorded for calls it did not run) with, for each message, the events it was made of: the k-th
 // user message is the k-th user event; the k-th assistant message is the k-th assistant event of
 // a model, or the k-th call or reply event of another agent (the package documentation says
 // how Messages builds them). The tool messages that follow an assistant message are its
 // answers.
 func (e *Episode) conversation(system string) []*convItem {
-	msgs := e.Messages(system)
+	msgs := e.MessagesWith(system, MessageOptions{RecordedNotRun: true})
 	fromModel := e.FromModel()
 	var users []*trace.User
 	var agents []trace.Body

@@ -39,7 +39,6 @@
 package export
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -50,6 +49,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -86,6 +86,9 @@ func Decode(path string, data []byte) (*Episode, error) {
 }
 
 func (e *Episode) start() *trace.Start { return e.Events[0].Body.(*trace.Start) }
+
+// Start is the trace's start event.
+func (e *Episode) Start() *trace.Start { return e.start() }
 func (e *Episode) end() *trace.End     { return e.Events[len(e.Events)-1].Body.(*trace.End) }
 
 // Task is the task's name.
@@ -555,15 +558,12 @@ func ReplaySkip(r *trace.Result) string {
 // AtomicFile is a JSON Lines file written to a temporary file beside its path and renamed onto
 // it by Commit, so that the path never holds half a file.
 type AtomicFile struct {
-	path string
-	f    *os.File
-	w    *bufio.Writer
-	err  error
+	f *atomicfile.File
 }
 
 // CreateAtomic starts writing path.
 func CreateAtomic(path string) (*AtomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -571,48 +571,21 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 		}
 		return nil, err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return &AtomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+	return &AtomicFile{f: f}, nil
 }
 
 // WriteLine writes one JSON object and a newline.
 func (a *AtomicFile) WriteLine(o *jsonv.Object) error {
-	if a.err != nil {
-		return a.err
-	}
 	b, err := jsonv.Encode(o)
-	if err == nil {
-		b = append(b, '\n')
-		_, err = a.w.Write(b)
+	if err != nil {
+		return err
 	}
-	a.err = err
+	_, err = a.f.Write(append(b, '\n'))
 	return err
 }
 
 // Commit finishes the file and renames it onto its path.
-func (a *AtomicFile) Commit() error {
-	err := a.err
-	if err == nil {
-		err = a.w.Flush()
-	}
-	if cerr := a.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(a.f.Name(), a.path)
-	}
-	if err != nil {
-		os.Remove(a.f.Name())
-	}
-	return err
-}
+func (a *AtomicFile) Commit() error { return a.f.Commit() }
 
 // Abort drops the temporary file.
-func (a *AtomicFile) Abort() {
-	a.f.Close()
-	os.Remove(a.f.Name())
-}
+func (a *AtomicFile) Abort() { a.f.Abort() }

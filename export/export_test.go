@@ -149,11 +149,11 @@ func TestOracleMessagesWithFaults(t *testing.T) {
 	assert.Equal(t, []jsonv.Value{1.0, 1.0}, e.TurnRewards())
 
 	// the default system prompt is rebuilt from the task
-	sys := &Systems{Load: func(file, name string) (*dsl.Task, []byte, error) { return task, src, nil }}
+	sys := &Systems{Load: func(*Episode) (*dsl.Task, error) { return task, nil }}
 	got, err := sys.For(e)
 	require.NoError(t, err)
 	assert.Equal(t, modelagent.DefaultSystemPrompt("sam@acme.example", "2026-01-05T09:00:00Z"), got)
-	sys = &Systems{Load: func(file, name string) (*dsl.Task, []byte, error) { return nil, nil, errors.New("gone") }}
+	sys = &Systems{Load: func(*Episode) (*dsl.Task, error) { return nil, errors.New("gone") }}
 	_, err = sys.For(e)
 	assert.Error(t, err)
 	assert.Equal(t, "not a model's episode (use --include-oracle)", SFTSkip(e, SFTOptions{}))

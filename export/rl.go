@@ -373,13 +373,59 @@ func RLLine(e *Episode, system string, o RLOptions) *jsonv.Object {
 	}
 	line.Set("passed", e.Passed())
 	line.Set("error", errv)
-	msgs := e.Messages(system)
+	msgs := e.MessagesWith(system, MessageOptions{Reasoning: true, RecordedNotRun: true})
 	if o.Credit == CreditTurn {
 		line.Set("message_turns", e.MessageTurns(msgs))
 	}
 	line.Set("messages", msgs)
 	line.Set("tools", e.Tools())
+	if outs := e.ModelOutputs(msgs); outs != nil {
+		line.Set("model_outputs", outs)
+	}
 	return line
+}
+
+// ModelOutputs are what the server returned beside each model message, for token-faithful RL:
+// one object per assistant message of messages (the conversation of a model's trace) whose
+// assistant event records token ids or logprobs, with "message" (its index in messages),
+// "finish_reason", "prompt_token_ids", "completion_token_ids" and "logprobs" (null when not
+// recorded). Nil when no message records any (a server that returns none, the oracle).
+func (e *Episode) ModelOutputs(messages []jsonv.Value) []jsonv.Value {
+	var events []*trace.Assistant
+	for _, ev := range e.Events {
+		if a, ok := ev.Body.(*trace.Assistant); ok {
+			events = append(events, a)
+		}
+	}
+	var out []jsonv.Value
+	k := 0
+	for i, m := range messages {
+		o, _ := m.(*jsonv.Object)
+		if role, _ := o.Get("role"); role != "assistant" {
+			continue
+		}
+		if k >= len(events) {
+			break // a rebuilt conversation: its messages are not the model's
+		}
+		a := events[k]
+		k++
+		if a.PromptTokenIDs == nil && a.CompletionTokenIDs == nil && a.Logprobs == nil {
+			continue
+		}
+		var prompt, completion, logprobs jsonv.Value
+		if a.PromptTokenIDs != nil {
+			prompt = a.PromptTokenIDs
+		}
+		if a.CompletionTokenIDs != nil {
+			completion = a.CompletionTokenIDs
+		}
+		if a.Logprobs != nil {
+			logprobs = a.Logprobs
+		}
+		out = append(out, jsonv.NewObject("message", int64(i), "finish_reason", a.FinishReason,
+			"prompt_token_ids", prompt, "completion_token_ids", completion, "logprobs", logprobs))
+	}
+	return out
 }
 
 func values(fs []float64) []jsonv.Value {

@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -349,4 +351,46 @@ func TestRLOptionsCheck(t *testing.T) {
 		_, err = NewRLWriter(nil, o)
 		assert.Error(t, err)
 	}
+}
+
+// tokensModel reports messages with the token ids and logprobs a vLLM server returns, the
+// second message without any.
+type tokensModel struct{}
+
+func (tokensModel) Name() string { return "openai" }
+
+func (tokensModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
+	tc.Assistant(episode.AssistantMessage{Content: "", ToolCalls: []jsonv.Value{call("a", "fs_read", `{"path":"/a.txt"}`)},
+		FinishReason: "tool_calls", PromptTokenIDs: []jsonv.Value{int64(1), int64(2)}, CompletionTokenIDs: []jsonv.Value{int64(7)},
+		Logprobs: jsonv.NewObject("content", []jsonv.Value{jsonv.NewObject("token", "x", "logprob", -0.25)})})
+	if _, err := tc.Call("a", "fs_read", jsonv.NewObject("path", "/a.txt")); err != nil {
+		return "", err
+	}
+	tc.Assistant(episode.AssistantMessage{Content: "Read it.", FinishReason: "stop"})
+	return "Read it.", nil
+}
+
+// export rl carries the token ids and logprobs a model's messages record, each pointing at its
+// message; a trace without any has no model_outputs.
+func TestRLModelOutputs(t *testing.T) {
+	task, src := loadTask(t, flakyTask)
+	e := record(t, task, src, 0, tokensModel{}, "S", "x/run.jsonl")
+	line := RL(e, "S")
+	msgs := field(line, "messages").([]jsonv.Value)
+	outs, ok := field(line, "model_outputs").([]jsonv.Value)
+	require.True(t, ok, "model_outputs: %s", jsonv.MustEncode(line))
+	require.Len(t, outs, len(field(line, "turn_rewards").([]jsonv.Value)), "one message with tokens per turn")
+	for _, out := range outs {
+		i := field(out, "message").(int64)
+		assert.Equal(t, "assistant", field(msgs[i], "role"))
+		assert.NotNil(t, field(msgs[i], "tool_calls"), "the message with the tokens is the one with the call")
+		assert.Equal(t, "tool_calls", field(out, "finish_reason"))
+		assert.Equal(t, `[1,2]`, jsonv.MustEncode(field(out, "prompt_token_ids")))
+		assert.Equal(t, `[7]`, jsonv.MustEncode(field(out, "completion_token_ids")))
+		assert.Equal(t, `{"content":[{"token":"x","logprob":-0.25}]}`, jsonv.MustEncode(field(out, "logprobs")))
+	}
+
+	plain := record(t, task, src, 0, modelLike{}, "S", "y/run.jsonl")
+	_, has := RL(plain, "S").Get("model_outputs")
+	assert.False(t, has)
 }

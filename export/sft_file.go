@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 )
 
@@ -84,17 +85,17 @@ func (s *SFTFile) Commit() error {
 		s.f.Abort()
 		return err
 	}
-	tmp, err := writeTemp(s.info, append(data, '\n'))
+	infoFile, err := atomicfile.Create(s.info)
 	if err != nil {
 		s.f.Abort()
-		return err
+		return pathError(err)
 	}
+	infoFile.Write(append(data, '\n'))
 	if err := s.f.Commit(); err != nil {
-		os.Remove(tmp)
+		infoFile.Abort()
 		return err
 	}
-	if err := os.Rename(tmp, s.info); err != nil {
-		os.Remove(tmp)
+	if err := infoFile.Commit(); err != nil {
 		return fmt.Errorf("%s: %v (the rows were written, the entry %q was not)", s.info, err, s.name)
 	}
 	return nil
@@ -149,26 +150,6 @@ func readDatasetInfo(path string) (*jsonv.Object, error) {
 		return nil, fmt.Errorf("%s: not a JSON object (LLaMA-Factory's dataset_info.json maps dataset names to entries)", path)
 	}
 	return o, nil
-}
-
-// writeTemp writes data to a new temporary file beside path (mode 0644) and returns its name.
-func writeTemp(path string, data []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return "", pathError(err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
 }
 
 // pathError is err with the path it names in front, without Go's verb ("open").

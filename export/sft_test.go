@@ -579,7 +579,12 @@ func TestModelMessagesWithOptions(t *testing.T) {
 		assert.Nil(t, field(m, "reasoning_content"))
 	}
 	assert.Equal(t, `{"error":"the tool was not run"}`, field(plain[11], "content"))
-	assert.Equal(t, jsonv.MustEncode(plain), jsonv.MustEncode(field(RL(e, "S"), "messages")), "export rl writes Messages")
+	// export rl: the messages as the model sent them, with its reasoning and what it was told
+	// about the calls not run
+	rl := field(RL(e, "S"), "messages").([]jsonv.Value)
+	assert.Equal(t, jsonv.MustEncode(e.MessagesWith("S", MessageOptions{Reasoning: true, RecordedNotRun: true})), jsonv.MustEncode(rl))
+	assert.Equal(t, "The note is in /a.txt.", field(rl[2], "reasoning_content"))
+	assert.Equal(t, `{"error":"the tool was not run: the turn ended before it"}`, field(rl[11], "content"))
 }
 
 var strictID = regexp.MustCompile(`^[A-Za-z0-9]{9}$`)

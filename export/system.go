@@ -12,9 +12,9 @@ import (
 // Systems finds the system message of episodes (see the package documentation), loading each
 // task and running its setup once per seed.
 type Systems struct {
-	// Load finds a traced task by the file and name its trace records (the loader of
-	// trace.Replay). Nil means only recorded system prompts are used.
-	Load  func(file, name string) (*dsl.Task, []byte, error)
+	// Load finds the task of a trace (wherever its task file is now: see `coworkenv replay`).
+	// Nil means only recorded system prompts are used.
+	Load  func(e *Episode) (*dsl.Task, error)
 	cache map[string]systemEntry
 }
 
@@ -46,7 +46,7 @@ func (s *Systems) For(e *Episode) (string, error) {
 }
 
 func (s *Systems) rebuild(e *Episode) (string, error) {
-	task, _, err := s.Load(e.File(), e.Task())
+	task, err := s.Load(e)
 	if err != nil {
 		return "", err
 	}

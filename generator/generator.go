@@ -28,6 +28,7 @@ import (
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/generator/cassette"
+	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/refdoc"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -771,7 +772,7 @@ func (g *gen) commit(o *outcome, mw *manifestWriter) (*Record, error) {
 	}
 	if rec.Status == "accepted" {
 		rec.File = rec.Task + ".star"
-		if err := writeAtomic(filepath.Join(g.opts.Out, rec.File), []byte(header(rec)+o.src)); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(g.opts.Out, rec.File), []byte(header(rec)+o.src)); err != nil {
 			return nil, err
 		}
 	}

@@ -120,33 +120,6 @@ func (m *manifestWriter) append(r *Record) error {
 
 func (m *manifestWriter) Close() error { return m.f.Close() }
 
-// writeAtomic writes a file by writing a temporary file in the same folder and renaming it, so
-// that a reader (or a killed run) never sees half a file.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
-
 // headerPrefix starts the header of every accepted file.
 const headerPrefix = "# coworkenv generate · attempt "
 

@@ -15,6 +15,7 @@ import (
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
 // agentFlagsHelp is the part of the usage text of `run` and `rollout` about agents.
@@ -271,21 +272,13 @@ func (c *agentChoice) manifest() *jsonv.Object {
 		o.Set("top_p", *cfg.TopP)
 	}
 	if len(cfg.Stop) > 0 {
-		stop := make([]jsonv.Value, len(cfg.Stop))
-		for i, s := range cfg.Stop {
-			stop[i] = s
-		}
-		o.Set("stop", stop)
+		o.Set("stop", tools.Strings(cfg.Stop))
 	}
 	if cfg.ExtraBody != nil {
 		o.Set("extra_body", jsonv.Clone(cfg.ExtraBody))
 	}
 	if len(c.spec.Model.HeaderNames) > 0 {
-		names := make([]jsonv.Value, len(c.spec.Model.HeaderNames))
-		for i, n := range c.spec.Model.HeaderNames {
-			names[i] = n
-		}
-		o.Set("headers", names)
+		o.Set("headers", tools.Strings(c.spec.Model.HeaderNames))
 	}
 	if f := cfg.ToolCallFormat; f != "" && f != modelagent.FormatAuto {
 		o.Set("tool_call_format", f)

@@ -201,6 +201,7 @@ func TestRunOpenAIRequestOptions(t *testing.T) {
 			code, out, errs := modelCLI(t, args...)
 			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 			assert.Contains(t, out, "passed")
+			assert.Contains(t, out, "(tool calls read from the text: hermes)", "the transcript says where the calls came from")
 
 			reqs := f.srv.Requests()
 			require.Len(t, reqs, 3)

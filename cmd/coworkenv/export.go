@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 )
@@ -67,8 +68,10 @@ func exportUsage() string {
 		"model's endpoint failed for good) or interrupted (Ctrl-C): they say nothing about the agent. PATH is\n" +
 		"checked before any trace is read: one of the traces or a place that cannot be written is refused.\n\n" +
 		"Verification. Every episode that would be kept is first replayed, as coworkenv replay does, with the\n" +
-		"same rules: the traced task file must be inside --corpus (default the current folder), and task\n" +
-		"files from disk replay in worker processes. An episode is left out, and counted by reason, when its\n" +
+		"same rules: the task file is looked for where the trace names it, then by its corpus path under\n" +
+		"--corpus (default the current folder), beside the trace and in the folders above it, and in the\n" +
+		"built-in corpus, the copy with the recorded bytes first; task files from disk replay in worker\n" +
+		"processes. An episode is left out, and counted by reason, when its\n" +
 		"task file or a file it loads changed since it was recorded (\"task files changed since recorded\"),\n" +
 		"when the replay differs from the trace (\"diverged on replay\": an edited trace, say), and when it\n" +
 		"cannot be verified (\"not verifiable\": the task file is not there or is refused; \"not verified\n" +
@@ -89,7 +92,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("export", usage, stderr)
 	out := fs.String("out", "", "the file (or folder, for the kinds that write one) to write (required)")
 	noVerify := fs.Bool("no-verify", false, "do not replay the traces: export whatever they say (fast, for traces you trust)")
-	corpusDir := fs.String("corpus", ".", "the folder the traced task files must be in, for the replay that verifies them")
+	corpusDir := fs.String("corpus", ".", "a corpus folder to look for the traced task files in (they are also looked for beside the traces)")
 	iso := addIsolationFlags(fs, "replay")
 	// every kind's flags, and which kind registered which
 	owner := map[string]*exportKind{}
@@ -173,7 +176,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 		return 2
 	}
-	systems := &export.Systems{Load: loadForReplay}
+	systems := &export.Systems{Load: func(e *export.Episode) (*dsl.Task, error) { return loadTraced(*corpusDir, e) }}
 	noSystemTasks := map[string]bool{}
 	kept, unreadable, unverified, noSystem := 0, 0, 0, 0
 	skipped := map[string]int{}
@@ -301,7 +304,7 @@ const notVerifiable = "not verifiable"
 // left out ("" when it is kept), detail what a person needs to know about it, and undone that
 // it could not be checked at all (the replay could not run, or its worker stopped).
 func verify(ctx context.Context, rp *replayer, data []byte, e *export.Episode) (why, detail string, undone bool) {
-	r, err := rp.replayEvents(ctx, data, e.Events)
+	r, err := rp.replayTrace(ctx, e.Path, data, e.Events)
 	switch {
 	case err != nil:
 		return notVerifiable, firstLine(err.Error()) + " (--corpus names the folder of the task files; --no-verify skips the check)", true

@@ -223,9 +223,9 @@ func TestExportInspect(t *testing.T) {
 
 	// the rollout and the model's trace: one log of every episode
 	code, stdout, errs = modelCLI(t, "export", "inspect", out, tr, "--out", dst, "--corpus", corpus)
-	// the model's task file is not in the rollout's corpus: it is left out as not verifiable
-	assert.Equal(t, 1, code, "%s%s", stdout, errs)
-	assert.Contains(t, stdout, "wrote 6 episodes")
+	// the model's task file is not in the rollout's corpus: it is found beside its trace
+	assert.Equal(t, 0, code, "%s%s", stdout, errs)
+	assert.Contains(t, stdout, "wrote 7 episodes")
 	code, stdout, errs = modelCLI(t, "export", "inspect", out, tr, "--out", dst, "--no-verify")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 7 episodes")

@@ -16,7 +16,10 @@ var rlExport = &exportKind{
 		"it loads, as the trace's sources record them, and the state is the hash of the workspace after setup,\n" +
 		"so episodes of two versions of a task, or from two start states, are never one group), start_state,\n" +
 		"file, trace, sample, seed, agent, reward, components {completion, safety, robustness}, turn_rewards\n" +
-		"(the turn_end scores, null for a turn without a verifier), passed, error, messages, tools.\n" +
+		"(the turn_end scores, null for a turn without a verifier), passed, error, messages (with the model's\n" +
+		"reasoning_content and the tool messages it was shown for calls not run), tools, and model_outputs\n" +
+		"when the model's server returned token ids or logprobs (per model message: message index,\n" +
+		"finish_reason, prompt_token_ids, completion_token_ids, logprobs).\n" +
 		"--reward score|completion|passed (default score) chooses the reward (passed: 1.0 or 0.0).\n" +
 		"--advantage none|grpo|gdpo (default none): grpo adds \"advantage\", the reward normalised within its\n" +
 		"group, (r - mean) / (std + 1e-6) with the population std, 0 for a group of one or of equal rewards;\n" +

@@ -131,20 +131,33 @@ func TestReplayFindsAMovedCorpus(t *testing.T) {
 func TestExportKeepsTracesOfAMovedCorpus(t *testing.T) {
 	moved := movedCorpus(t)
 	runs := filepath.Join(moved, "runs")
-	for _, where := range [][]string{nil, {"--in-process"}} {
-		sft := filepath.Join(t.TempDir(), "sft.jsonl")
-		code, out, errs := cli(t, append([]string{"export", "sft", runs, "--include-oracle", "--out", sft, "--corpus", moved}, where...)...)
-		require.Equal(t, 0, code, "%v: %s%s", where, out, errs)
-		assert.Contains(t, out, "wrote 2 episodes to "+sft+" from 2 traces", where)
-		assert.NotContains(t, out, "skipped", where)
-		assert.NotContains(t, errs, "leaving out", where)
-		assert.Len(t, readLines(t, sft), 2, where)
+	// with --corpus naming the moved corpus, and without (found beside the traces)
+	for _, corpusArgs := range [][]string{{"--corpus", moved}, nil} {
+		for _, where := range [][]string{nil, {"--in-process"}} {
+			args := append(append([]string{}, corpusArgs...), where...)
+			sft := filepath.Join(t.TempDir(), "sft.jsonl")
+			code, out, errs := cli(t, append([]string{"export", "sft", runs, "--include-oracle", "--out", sft}, args...)...)
+			require.Equal(t, 0, code, "%v: %s%s", args, out, errs)
+			assert.Contains(t, out, "wrote 2 episodes to "+sft+" from 2 traces", args)
+			assert.NotContains(t, out, "skipped", args)
+			assert.NotContains(t, out, "without a system message", args)
+			assert.NotContains(t, errs, "leaving out", args)
+			lines := readLines(t, sft)
+			require.Len(t, lines, 2, args)
+			for _, l := range lines {
+				msgs, _ := l["messages"].([]any)
+				require.NotEmpty(t, msgs, args)
+				first, _ := msgs[0].(map[string]any)
+				assert.Equal(t, "system", first["role"], args)
+			}
 
-		rl := filepath.Join(t.TempDir(), "rl.jsonl")
-		code, out, errs = cli(t, append([]string{"export", "rl", runs, "--out", rl, "--corpus", moved}, where...)...)
-		require.Equal(t, 0, code, "%v: %s%s", where, out, errs)
-		assert.Contains(t, out, "wrote 2 episodes to "+rl+" from 2 traces", where)
-		assert.NotContains(t, out, "skipped", where)
+			rl := filepath.Join(t.TempDir(), "rl.jsonl")
+			code, out, errs = cli(t, append([]string{"export", "rl", runs, "--out", rl}, args...)...)
+			require.Equal(t, 0, code, "%v: %s%s", args, out, errs)
+			assert.Contains(t, out, "wrote 2 episodes to "+rl+" from 2 traces", args)
+			assert.NotContains(t, out, "skipped", args)
+			assert.NotContains(t, out, "without a system message", args)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/trace"
@@ -246,12 +247,6 @@ func (rp *replayer) replay(ctx context.Context, path string) (*isolate.ReplayRes
 		return nil, err
 	}
 	return rp.replayTrace(ctx, path, data, events)
-}
-
-// replayEvents replays a trace read from data (events are trace.Read's) whose file is not known:
-// its task file is looked for as replayTrace does, except beside the trace.
-func (rp *replayer) replayEvents(ctx context.Context, data []byte, events []trace.Event) (*isolate.ReplayResult, error) {
-	return rp.replayTrace(ctx, "", data, events)
 }
 
 // replayTrace replays the trace at path ("" when unknown), read from data (events are
@@ -598,20 +593,13 @@ func tracedPath(dir, file string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// loadForReplay finds a traced task where its trace says it is: the recorded file on disk (read,
-// like every corpus on disk, behind the wall of its corpus root), or, for a trace of the
-// built-in corpus ("corpus/..."), the embedded file. export rebuilds system prompts with it;
-// replay uses replayLoader, which also keeps the file inside the corpus folder it is given.
-func loadForReplay(file, name string) (*dsl.Task, []byte, error) {
-	if _, err := os.Stat(file); err == nil {
-		src, err := openPath(file)
-		if err != nil {
-			return nil, nil, err
-		}
-		return isolate.FindTask(context.Background(), src.corpus, src.files[0], name)
+// loadTraced loads the task of an exported trace from wherever locateTraced finds its task file
+// (dir is --corpus), to rebuild the system prompt of a trace that records none.
+func loadTraced(dir string, e *export.Episode) (*dsl.Task, error) {
+	t, err := locateTraced(dir, e.Path, e.Start())
+	if err != nil {
+		return nil, err
 	}
-	if rel, ok := strings.CutPrefix(file, "corpus/"); ok {
-		return isolate.FindTask(context.Background(), corpus.Open(), rel, name)
-	}
-	return nil, nil, fmt.Errorf("the traced task file %s is not there", file)
+	task, _, err := isolate.FindTask(context.Background(), t.corpus, t.rel, e.Task())
+	return task, err
 }

@@ -198,6 +198,8 @@ func (o *runOutput) line(raw []byte) {
 		Score     *float64        `json:"score"`
 		Truncated bool            `json:"truncated"`
 		Checks    []trace.Check   `json:"checks"`
+		CallsFrom string          `json:"calls_from"`
+		Note      string          `json:"note"`
 	}
 	if json.Unmarshal(raw, &ev) != nil {
 		return
@@ -216,6 +218,18 @@ func (o *runOutput) line(raw []byte) {
 		if ev.Content != "" && len(ev.ToolCalls) > 0 {
 			fmt.Fprintf(w, "  (assistant: %s)\n", shorten(ev.Content, 160))
 		}
+		if ev.CallsFrom != "" && len(ev.ToolCalls) > 0 {
+			fmt.Fprintf(w, "  (tool calls read from the text: %s)\n", ev.CallsFrom)
+		}
+		if ev.Note != "" {
+			fmt.Fprintf(w, "  (note: %s)\n", shorten(ev.Note, 240))
+		}
+	case "not_run":
+		var told struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal([]byte(ev.Content), &told)
+		fmt.Fprintf(w, "    ✗ not run: %s\n", shorten(told.Error, 160))
 	case "call":
 		fmt.Fprintf(w, "  → %s %s\n", ev.Name, shorten(string(ev.Args), 160))
 	case "result":

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
 // Description is what a trace records of the model behind an agent (the start event's model).
@@ -69,11 +70,7 @@ func (a *Agent) requestFields() *jsonv.Object {
 		o.Set(key, int64(cfg.MaxTokens))
 	}
 	if len(cfg.Stop) > 0 {
-		stop := make([]jsonv.Value, len(cfg.Stop))
-		for i, s := range cfg.Stop {
-			stop[i] = s
-		}
-		o.Set("stop", stop)
+		o.Set("stop", tools.Strings(cfg.Stop))
 	}
 	if cfg.ExtraBody != nil {
 		for _, m := range cfg.ExtraBody.Members {
