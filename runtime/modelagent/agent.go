@@ -38,8 +38,8 @@
 // and later, Ollama), or as a <think> block at the start of the content (a server without a
 // reasoning parser); the block is taken out of the text. Whether the reasoning of past answers
 // is sent back, as reasoning_content, is Config.ReasoningHistory: by default only for the models
-// known to need it (KeepsReasoning), since older DeepSeek R1 endpoints rejected it in requests
-// and other servers drop it. The trace keeps what the model sent either way.
+// known to need it (KeepsReasoning: DeepSeek's thinking mode refuses a past tool-call message
+// without it), since some servers refuse it and most templates drop it. The trace keeps what the model sent either way.
 package modelagent
 
 import (

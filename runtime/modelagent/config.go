@@ -65,8 +65,9 @@ type Config struct {
 	// ReasoningHistory says whether the reasoning of past answers goes back to the model, as
 	// reasoning_content on its assistant messages: ReasoningKeep or ReasoningDrop. "" (or
 	// ReasoningAuto) keeps it for the models known to need it in a tool-call loop and drops it
-	// for the rest (KeepsReasoning): older DeepSeek R1 endpoints refused reasoning_content in a
-	// request, and most chat templates leave it out anyway.
+	// for the rest (KeepsReasoning): some servers refuse the field, and most chat templates leave
+	// it out anyway. With keep, a past tool-call message without reasoning gets
+	// "reasoning_content": "" (DeepSeek's thinking mode refuses one without the field).
 	ReasoningHistory string
 
 	// System is the system prompt; "" means DefaultSystemPrompt. "{address}" and "{now}" in it are
@@ -133,14 +134,15 @@ const (
 )
 
 // reasoningModels are the parts of model names, lowercase, of the models known to need their
-// reasoning back in a tool-call loop: DeepSeek's thinking models (deepseek-reasoner since V3.2,
-// V4) and Kimi's (K2 Thinking, K2.5). Names are matched by substring so that the forms of
-// hosting services ("deepseek-ai/DeepSeek-V4-Flash", "moonshotai/Kimi-K2-Thinking") match too.
-var reasoningModels = []string{"deepseek-reasoner", "deepseek-v4", "kimi-k2-thinking", "kimi-k2.5", "kimi-k2p5"}
+// reasoning back in a tool-call loop: DeepSeek's (its API's thinking mode, on by default for
+// deepseek-reasoner since V3.2, V4 and the flash models, refuses a past tool-call message without
+// its reasoning_content, and ignores the reasoning of the other messages) and Kimi's thinking
+// models (K2 Thinking, K2.5). Names are matched by substring so that the forms of hosting
+// services ("deepseek-ai/DeepSeek-V4-Flash", "moonshotai/Kimi-K2-Thinking") match too.
+var reasoningModels = []string{"deepseek", "kimi-k2-thinking", "kimi-k2.5", "kimi-k2p5"}
 
 // KeepsReasoning reports whether ReasoningHistory "" keeps the reasoning of a model: when its
-// name, in any case, contains deepseek-reasoner, deepseek-v4, kimi-k2-thinking, kimi-k2.5 or
-// kimi-k2p5.
+// name, in any case, contains deepseek, kimi-k2-thinking, kimi-k2.5 or kimi-k2p5.
 func KeepsReasoning(model string) bool {
 	m := strings.ToLower(model)
 	for _, s := range reasoningModels {

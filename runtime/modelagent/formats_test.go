@@ -233,6 +233,24 @@ func TestReasoningHistory(t *testing.T) {
 	}
 }
 
+// With keep, a past tool-call message whose answer had no reasoning still carries
+// "reasoning_content": "" (DeepSeek's thinking mode refuses one without it); with drop it has none.
+func TestReasoningHistoryEmptyOnToolCalls(t *testing.T) {
+	for _, setting := range []string{"keep", "drop"} {
+		msg := `{"role":"assistant","content":null,"tool_calls":[` + call("c1", "fs_read", readArgs) + `]}`
+		f := newFake(t, reply{body: completion("tool_calls", msg)}, say("It says call the bank."))
+		a, _ := newAgent(t, f, func(cfg *modelagent.Config) { cfg.Model, cfg.ReasoningHistory = "deepseek-v4-flash", setting })
+		res, _ := run(t, prepare(t, copyNote), a)
+		require.Nil(t, res.AgentErr)
+		asst := messages(t, f.requests()[1])[2]
+		rc, sent := asst["reasoning_content"]
+		assert.Equal(t, setting == "keep", sent, setting)
+		if sent {
+			assert.Equal(t, "", rc)
+		}
+	}
+}
+
 // A <think> block is taken out of the content, also one whose opening tag the template wrote.
 func TestThinkBlocks(t *testing.T) {
 	for _, c := range []struct{ content, text, reasoning, note string }{

@@ -272,12 +272,16 @@ func (t *transport) patchRequest(body []byte) ([]byte, error) {
 			if !ok {
 				continue
 			}
-			if _, has := mo.Get("content"); has {
-				continue
-			}
 			role, _ := mo.Get("role")
-			if calls, _ := mo.Get("tool_calls"); calls == nil || role == "assistant" {
+			calls, _ := mo.Get("tool_calls")
+			if _, has := mo.Get("content"); !has && (calls == nil || role == "assistant") {
 				mo.Set("content", "")
+			}
+			// DeepSeek's thinking mode refuses a past tool-call message without its
+			// reasoning_content, even when the model gave none (go-openai leaves "" out)
+			if _, has := mo.Get("reasoning_content"); !has && role == "assistant" && calls != nil &&
+				t.cfg.ReasoningHistory == ReasoningKeep {
+				mo.Set("reasoning_content", "")
 			}
 		}
 	}

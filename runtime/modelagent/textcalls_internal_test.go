@@ -170,7 +170,7 @@ func TestSplitThink(t *testing.T) {
 func TestKeepsReasoning(t *testing.T) {
 	for name, want := range map[string]bool{
 		"deepseek-reasoner": true, "deepseek-ai/DeepSeek-V4-Pro": true, "kimi-k2.5": true, "moonshotai/Kimi-K2-Thinking": true,
-		"accounts/fireworks/models/kimi-k2p5": true, "deepseek-chat": false, "kimi-k2-instruct": false, "gpt-4o": false, "qwen3-8b": false,
+		"accounts/fireworks/models/kimi-k2p5": true, "deepseek-chat": true, "deepseek-flash": true, "kimi-k2-instruct": false, "gpt-4o": false, "qwen3-8b": false,
 	} {
 		assert.Equal(t, want, KeepsReasoning(name), name)
 	}
