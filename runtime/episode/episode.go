@@ -187,6 +187,10 @@ type TurnResult struct {
 	// End is the state when the agent answered, before the turn's verifier ran (frozen); nil
 	// when the turn did not end.
 	End *workspace.State
+	// Rounds is how many answers a simulated user gave within the turn (0 for other users).
+	Rounds int
+	// Asks are the turn's exchanges with its simulated user, in order.
+	Asks []*UserAsk
 }
 
 // Result is a finished (or aborted) episode.

@@ -33,6 +33,10 @@ type Observer interface {
 	// OnNotRun is the tool message a model agent sent for a tool call of the model that it did
 	// not run (arguments that are not a JSON object, a turn that ended before the call).
 	OnNotRun(turn int, id, content string)
+	// OnUserAsk is one exchange with a simulated user within a turn (see UserAsk).
+	OnUserAsk(x *UserAsk)
+	// OnJudge is one verdict of a judge in a verifier (see JudgeCall), before the verifier goes on.
+	OnJudge(j *JudgeCall)
 	OnCall(c *Call)   // before the call runs (Content, Error and State are empty)
 	OnResult(c *Call) // after it ran
 	OnReply(turn int, content string)
@@ -57,6 +61,18 @@ func (m Observers) OnAssistant(turn int, msg *AssistantMessage) {
 func (m Observers) OnNotRun(turn int, id, content string) {
 	for _, o := range m {
 		o.OnNotRun(turn, id, content)
+	}
+}
+
+func (m Observers) OnUserAsk(x *UserAsk) {
+	for _, o := range m {
+		o.OnUserAsk(x)
+	}
+}
+
+func (m Observers) OnJudge(j *JudgeCall) {
+	for _, o := range m {
+		o.OnJudge(j)
 	}
 }
 
@@ -94,6 +110,8 @@ type RunOptions struct {
 	// SkipBefore, when k > 0, leaves out the `before` of turn k (1-based): the validator's
 	// blind-to-change check runs a turn's reference on the state as it was without the change.
 	SkipBefore int
+	// Models answers for the simulated users and judges of the task; nil uses their stand-ins.
+	Models *Models
 }
 
 // Run runs one episode from the prepared state. Everything that goes wrong inside the episode

@@ -25,7 +25,7 @@ type Body interface {
 
 // bodies are the event types, in the order they first appear in a trace.
 var bodies = []Body{(*Start)(nil), (*User)(nil), (*Assistant)(nil), (*Call)(nil), (*CallResult)(nil),
-	(*NotRun)(nil), (*Reply)(nil), (*TurnEnd)(nil), (*End)(nil)}
+	(*NotRun)(nil), (*SimUser)(nil), (*Reply)(nil), (*Judge)(nil), (*TurnEnd)(nil), (*End)(nil)}
 
 // Start is the first line: the episode the trace records.
 type Start struct {
@@ -148,6 +148,59 @@ type NotRun struct {
 	Content string `json:"content"` // the tool message's content, as the model was shown it
 }
 
+// SimUser is one exchange with a simulated user within a turn (episode.UserAsk): the agent's
+// message, the user's answer, and the hash of the request a user model was (or would have been)
+// sent. Replay gives the recorded answer back while the request is the same.
+type SimUser struct {
+	Turn          int    `json:"turn"`
+	Round         int    `json:"round"`
+	Said          string `json:"said"`
+	RequestSHA256 string `json:"request_sha256"`
+	Content       string `json:"content"`
+	Done          bool   `json:"done"`
+	Source        string `json:"source"` // stand-in, model or rounds
+	Model         string `json:"model,omitempty"`
+	// Request is the request a user model was sent (the chat messages, system first); only
+	// written for Source "model" (the stand-ins' requests follow from the task).
+	Request []jsonv.Value `json:"request,omitempty"`
+}
+
+// Judge is one verdict of a judge in a verifier (episode.JudgeCall). It comes before the
+// turn_end (or end) event of the verifier that asked.
+type Judge struct {
+	Turn          *int    `json:"turn" trace:"null"` // nil for the task's final verifier
+	Rubric        string  `json:"rubric"`
+	Text          string  `json:"text"`
+	RequestSHA256 string  `json:"request_sha256"`
+	Passed        bool    `json:"passed"`
+	Score         float64 `json:"score"`
+	Reason        string  `json:"reason"`
+	Source        string  `json:"source"` // stand-in or model
+	Model         string  `json:"model,omitempty"`
+	// Request is the request a judge model was sent; only written for Source "model".
+	Request []jsonv.Value `json:"request,omitempty"`
+}
+
+// simUserOf is the sim_user event of an exchange.
+func simUserOf(x *episode.UserAsk) *SimUser {
+	e := &SimUser{Turn: x.Turn, Round: x.Round, Said: x.Said, RequestSHA256: x.RequestSHA256, Content: x.Content,
+		Done: x.Done, Source: x.Source, Model: x.Model}
+	if x.Source == "model" {
+		e.Request = x.Request
+	}
+	return e
+}
+
+// judgeOf is the judge event of a verdict.
+func judgeOf(j *episode.JudgeCall) *Judge {
+	e := &Judge{Turn: j.Turn, Rubric: j.Rubric, Text: j.Text, RequestSHA256: j.RequestSHA256, Passed: j.Passed,
+		Score: j.Score, Reason: j.Reason, Source: j.Source, Model: j.Model}
+	if j.Source == "model" {
+		e.Request = j.Request
+	}
+	return e
+}
+
 // Reply is the agent's answer that ends its turn.
 type Reply struct {
 	Turn    int    `json:"turn"`
@@ -160,6 +213,8 @@ type TurnEnd struct {
 	Score     *float64 `json:"score" trace:"null"` // nil for a turn without a verifier
 	Truncated bool     `json:"truncated"`
 	Checks    []Check  `json:"checks"`
+	// Rounds is how many answers a simulated user gave in the turn (absent for other users).
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // End is the last line: the episode's verdict. `coworkenv run --json` prints it too.
@@ -198,6 +253,8 @@ func (*Assistant) Kind() string  { return "assistant" }
 func (*Call) Kind() string       { return "call" }
 func (*CallResult) Kind() string { return "result" }
 func (*NotRun) Kind() string     { return "not_run" }
+func (*SimUser) Kind() string    { return "sim_user" }
+func (*Judge) Kind() string      { return "judge" }
 func (*Reply) Kind() string      { return "reply" }
 func (*TurnEnd) Kind() string    { return "turn_end" }
 func (*End) Kind() string        { return "end" }

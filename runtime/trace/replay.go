@@ -596,6 +596,9 @@ func (c *comparer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	}
 }
 
+func (c *comparer) OnUserAsk(x *episode.UserAsk) {}
+func (c *comparer) OnJudge(j *episode.JudgeCall) {}
+
 func (c *comparer) OnNotRun(turn int, id, content string) {
 	if ev, rec, ok := take[*NotRun](c, turn); ok {
 		c.diverge(ev, turn, diffEvents(rec, &NotRun{Turn: turn, ID: id, Content: content}))

@@ -119,6 +119,9 @@ func (tw *Writer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	tw.emit(assistantOf(turn, m))
 }
 
+func (tw *Writer) OnUserAsk(x *episode.UserAsk) { tw.emit(simUserOf(x)) }
+func (tw *Writer) OnJudge(j *episode.JudgeCall) { tw.emit(judgeOf(j)) }
+
 func (tw *Writer) OnNotRun(turn int, id, content string) {
 	tw.emit(&NotRun{Turn: turn, ID: id, Content: content})
 }
@@ -156,7 +159,7 @@ func resultOf(c *episode.Call) *CallResult {
 
 // turnEndOf is the turn_end event of a turn.
 func turnEndOf(t *episode.TurnResult) *TurnEnd {
-	return &TurnEnd{Turn: t.Index, Score: t.Score, Truncated: t.Truncated, Checks: Checks(t.Items)}
+	return &TurnEnd{Turn: t.Index, Score: t.Score, Truncated: t.Truncated, Checks: Checks(t.Items), Rounds: t.Rounds}
 }
 
 // EndOf is the end event of an episode; `coworkenv run --json` prints the same object.
