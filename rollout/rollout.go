@@ -706,8 +706,8 @@ func writeAtomic(path string, data []byte) error {
 type usageCounter struct{ prompt, completion int64 }
 
 func (u *usageCounter) OnUser(int, string, string, string) {}
-func (u *usageCounter) OnUserAsk(*episode.UserAsk) {}
-func (u *usageCounter) OnJudge(*episode.JudgeCall) {}
+func (u *usageCounter) OnUserAsk(*episode.UserAsk)         {}
+func (u *usageCounter) OnJudge(*episode.JudgeCall)         {}
 func (u *usageCounter) OnNotRun(int, string, string)       {}
 func (u *usageCounter) OnAssistant(_ int, m *episode.AssistantMessage) {
 	if usage := m.Usage; usage != nil {

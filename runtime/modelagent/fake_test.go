@@ -168,8 +168,8 @@ func (o *observer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	}
 	o.assistant = append(o.assistant, assistantEvent{turn, m.Content, tc, jsonv.MustEncode(m.Usage), *m})
 }
-func (o *observer) OnUserAsk(*episode.UserAsk) {}
-func (o *observer) OnJudge(*episode.JudgeCall) {}
+func (o *observer) OnUserAsk(*episode.UserAsk)    {}
+func (o *observer) OnJudge(*episode.JudgeCall)    {}
 func (o *observer) OnNotRun(int, string, string)  {}
 func (o *observer) OnCall(*episode.Call)          {}
 func (o *observer) OnResult(*episode.Call)        {}
