@@ -44,12 +44,19 @@ type convItem struct {
 	msg  *jsonv.Object // the message, as Messages gives it
 	role string
 	turn int              // the turn the message belongs to (0 for the system message)
-	user *trace.User      // the user event of a user message
+	user *trace.User      // the user event of a user message that opened a turn
 	asst *trace.Assistant // the model's event of an assistant message (model traces)
 	// rebuilt is true for an assistant message rebuilt from the call and reply events of an
 	// agent that is not a model.
 	rebuilt bool
 	tools   []toolAnswer // the tool messages that answer an assistant message's calls, in order
+}
+
+// userSource is what a user message was made of: the turn, and the user event that opened the
+// turn (nil for a simulated user's answer within it).
+type userSource struct {
+	turn int
+	user *trace.User
 }
 
 // toolAnswer is a tool message with the result event it shows (nil for a call not run).
@@ -67,13 +74,23 @@ type toolAnswer struct {
 func (e *Episode) conversation(system string) []*convItem {
 	msgs := e.MessagesWith(system, MessageOptions{RecordedNotRun: true})
 	fromModel := e.FromModel()
-	var users []*trace.User
+	// the events behind the user and assistant messages, in the order Messages makes them: a
+	// simulated user's answer the agent saw is a user message of its own (with, for an agent
+	// that is not a model, the question it answers as an assistant message before it)
+	var users []userSource
 	var agents []trace.Body
 	results := map[string][]*trace.CallResult{}
-	for _, ev := range e.Events {
+	for i, ev := range e.Events {
 		switch b := ev.Body.(type) {
 		case *trace.User:
-			users = append(users, b)
+			users = append(users, userSource{turn: b.Turn, user: b})
+		case *trace.SimUser:
+			if _, ok := e.simAnswer(i, b); ok {
+				if !fromModel {
+					agents = append(agents, b)
+				}
+				users = append(users, userSource{turn: b.Turn})
+			}
 		case *trace.Assistant:
 			if fromModel {
 				agents = append(agents, b)
@@ -110,8 +127,8 @@ func (e *Episode) conversation(system string) []*convItem {
 		switch it.role {
 		case "user":
 			if users != nil {
-				it.user = users[ui]
-				turn = it.user.Turn
+				it.user = users[ui].user
+				turn = users[ui].turn
 			} else if ui > 0 {
 				turn++
 			}
@@ -126,6 +143,8 @@ func (e *Episode) conversation(system string) []*convItem {
 				case *trace.Call:
 					it.turn = b.Turn
 				case *trace.Reply:
+					it.turn = b.Turn
+				case *trace.SimUser:
 					it.turn = b.Turn
 				}
 			}

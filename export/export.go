@@ -296,11 +296,18 @@ func (e *Episode) modelMessages(msgs []jsonv.Value, o MessageOptions) []jsonv.Va
 		pending = nil
 	}
 	user := e.userMessages()
-	for _, ev := range e.Events {
+	for i, ev := range e.Events {
 		switch b := ev.Body.(type) {
 		case *trace.User:
 			flush()
 			msgs = append(msgs, user())
+		case *trace.SimUser:
+			// the model's message without tool calls went to the simulated user, whose answer
+			// continues the turn (the assistant event above holds the model's message)
+			if answer, ok := e.simAnswer(i, b); ok {
+				flush()
+				msgs = append(msgs, jsonv.NewObject("role", "user", "content", answer))
+			}
 		case *trace.Assistant:
 			flush()
 			m := jsonv.NewObject("role", "assistant", "content", b.Content)
@@ -346,16 +353,41 @@ func (e *Episode) userMessages() func() *jsonv.Object {
 	}
 }
 
+// simAnswer is the answer of the simulated user in the sim_user event at index i as the agent saw
+// it: none when the user was done, or when it answered the agent's final reply (the turn ended
+// there: the agent never saw that answer).
+func (e *Episode) simAnswer(i int, b *trace.SimUser) (string, bool) {
+	if b.Done {
+		return "", false
+	}
+	for _, ev := range e.Events[i+1:] {
+		switch ev.Body.(type) {
+		case *trace.Judge:
+			continue
+		case *trace.Reply, *trace.TurnEnd, *trace.End:
+			return "", false
+		}
+		return b.Content, true
+	}
+	return "", false
+}
+
 func (e *Episode) rebuiltMessages(msgs []jsonv.Value, o MessageOptions) []jsonv.Value {
 	ids := newIDMap(o.StrictIDs)
 	// the conversation's id and the tool's name of each call, by the call's id, in order
 	type callOf struct{ msgID, name string }
 	calls := map[string][]callOf{}
 	user := e.userMessages()
-	for _, ev := range e.Events {
+	for i, ev := range e.Events {
 		switch b := ev.Body.(type) {
 		case *trace.User:
 			msgs = append(msgs, user())
+		case *trace.SimUser:
+			// a question the solution asked the simulated user (agent.ask), and its answer
+			if answer, ok := e.simAnswer(i, b); ok {
+				msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", b.Said),
+					jsonv.NewObject("role", "user", "content", answer))
+			}
 		case *trace.Call:
 			id := ids.next(b.ID)
 			calls[b.ID] = append(calls[b.ID], callOf{id, b.Name})

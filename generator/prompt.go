@@ -112,6 +112,9 @@ func firstPrompt(caps []string, tax *dsl.Taxonomy, sc Scenario, examples []examp
 		}
 		b.WriteString(strings.Join(others, ", ") + ".\n")
 	}
+	if contains(caps, clarifyCapability) {
+		b.WriteString(clarifyGuide)
+	}
 	b.WriteString("\n## Scenario\n\nSet the task in this scenario (adapt the details so that the capabilities above are what the task is about; use the twist only when it fits them):\n\n")
 	b.WriteString(sc.Text())
 	if len(examples) > 0 {
@@ -144,6 +147,21 @@ Answer with the whole file in one ` + "```python" + ` block.
 `)
 	return b.String()
 }
+
+// clarifyCapability is the capability of tasks whose user must be asked for what the request
+// leaves out; clarifyGuide tells the model how such a user is declared.
+const clarifyCapability = "multi_turn.clarify"
+
+const clarifyGuide = "\n## A user who has to be asked\n\n" +
+	"The request leaves out facts the agent must ask for before it can act or answer. Declare the turn's user (or the task's " +
+	"`prompt`) as `simulated_user(opening = \"...\", persona = \"...\", goal = \"...\", facts = {\"budget\": \"...\"}, rounds = 3, " +
+	"done_when = \"...\", stand_in = answer)`: the opening is the request as the user writes it, without the facts; the facts are " +
+	"revealed only when asked. `def answer(said, round):` answers as the persona would, for the validator and offline runs: " +
+	"match several words a question about each fact may use (`if \"budget\" in said.lower() or \"spend\" in said.lower(): return \"...\"`), " +
+	"answer anything else politely without a fact, and return None once the agent's message settles the matter. The solution asks " +
+	"with `agent.ask(\"...\")` for each fact it needs (the answer is returned) before it acts, then replies. For the quality of a " +
+	"free-text answer, add `judge(text, rubric, stand_in = ...)` in the verifier beside the checks of the facts: the judge never " +
+	"replaces them (a wrong number must fail a check), and its item is recorded for you (do not check the verdict again).\n"
 
 // repairPrompt sends the diagnostics of a round back.
 func repairPrompt(round, maxRounds int, diags []dsl.Diagnostic, task string, src []byte, cut bool) string {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/generator"
 	"github.com/stretchr/testify/require"
 )
@@ -60,5 +61,29 @@ func TestRepairHintsForTheHonestCodes(t *testing.T) {
 	} {
 		h := generator.Hint(code)
 		require.Contains(t, strings.ToLower(h), want, code)
+	}
+}
+
+// A task for multi_turn.clarify is told how to declare a simulated user and a judge; another
+// is not.
+func TestClarifyPromptTeachesSimulatedUsers(t *testing.T) {
+	for _, c := range []struct {
+		caps []string
+		want bool
+	}{{[]string{"multi_turn.clarify"}, true}, {[]string{"mail.reply"}, false}} {
+		f := newFake(t, map[int64][]string{100: {fenced(replies[0].source())}})
+		opts := options(t, f, t.TempDir(), 1)
+		opts.Capabilities, opts.Corpus = c.caps, corpus.Open()
+		_, _ = generator.Run(context.Background(), opts)
+		reqs := f.srv.Requests()
+		require.NotEmpty(t, reqs)
+		first := reqs[0].Messages[1]["content"].(string)
+		for _, s := range []string{"## A user who has to be asked", "simulated_user(", "agent.ask(", "judge(text, rubric"} {
+			if c.want {
+				require.Contains(t, first, s, c.caps)
+			} else {
+				require.NotContains(t, first, s, c.caps)
+			}
+		}
 	}
 }
