@@ -31,11 +31,15 @@ var Builtins = []Builtin{
 		Opt("description", starlark.String("")), Opt("seed", starlark.MakeInt(0)), Opt("pass_threshold", starlark.Float(1.0)),
 		Opt("max_calls_per_turn", starlark.MakeInt(50)), Opt("start_time", starlark.String("2026-01-05T09:00:00Z")),
 		Opt("faults", none), Opt("metadata", starlark.NewDict(0))},
-		Doc: "Declares a task. Exactly one of `prompt` (a single turn) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (" + quotedGroups() + "), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. Returns None."},
+		Doc: "Declares a task. Exactly one of `prompt` (a single turn: a string, or a `simulated_user(...)`) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (" + quotedGroups() + "), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. Returns None."},
 		builtinTask},
 	{Func{Name: "turn", Schema: true, Params: []Param{Req("user"), Opt("before", none), Opt("verify", none), Opt("solution", none), Opt("advance", none)},
-		Doc: "One user turn. `user` is a string, or a function `(ws, ep) -> string` that sees a read-only workspace and the replies so far. `before(ws)` changes the state before the user speaks. `verify(ws, ep)` scores this turn (its per-turn reward). `solution(agent)` is the reference for this turn. `advance` moves the virtual clock first (`\"1d\"`, `\"2h30m\"`)."},
+		Doc: "One user turn. `user` is a string, a function `(ws, ep) -> string` that sees a read-only workspace and the replies so far, or a `simulated_user(...)` who answers the agent within the turn. `before(ws)` changes the state before the user speaks. `verify(ws, ep)` scores this turn (its per-turn reward). `solution(agent)` is the reference for this turn. `advance` moves the virtual clock first (`\"1d\"`, `\"2h30m\"`)."},
 		builtinTurn},
+	{Func{Name: "simulated_user", Schema: true, Params: []Param{Req("opening"), Req("persona"), Req("goal"), Req("stand_in"),
+		Opt("facts", starlark.NewDict(0)), Opt("rounds", starlark.MakeInt(3)), Opt("done_when", starlark.String(""))},
+		Doc: "A user who answers the agent within its turn, for `turn(user = ...)` or `task(prompt = ...)`. `opening` is the turn's first message: a string, or a function `(ws, ep) -> string` as for `turn(user = ...)`. `persona` (who the user is), `goal` (what they want from the turn) and `done_when` (when they are satisfied) are what a user model is told; `facts`, a dict of str -> str, is what the user knows and reveals only when asked. A user model is told nothing else: never the verifier or the solution. The agent's messages reach the user (`agent.ask` in a solution; a model agent's message without a tool call), and the user answers at most `rounds` times (" + fmt.Sprintf("1 to %d", MaxSimRounds) + ") per turn; the agent's final reply reaches the user too, who may then say they are satisfied, but the turn ends with it. `stand_in(said, round)` is the deterministic user that answers when no user model is given (validation, tests, offline runs): given the agent's message `said` and how many answers the user already gave in this turn (`round`, from 0), it returns its answer, or None (or `\"\"`) when satisfied. Every exchange is recorded in the trace, so a replay needs no model."},
+		builtinSimulatedUser},
 	{Func{Name: "tool", Schema: true, Params: []Param{Req("name"), Req("description"), Req("params"), Req("impl")},
 		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`. " + tools.CallDoc},
 		builtinTool},
@@ -49,6 +53,9 @@ var Builtins = []Builtin{
 	{Func{Name: "safety", Params: []Param{Req("cond"), Req("message")},
 		Doc: "Inside a verifier: one red line. Any failed safety item makes the episode's score 0."},
 		builtinSafety},
+	{Func{Name: "judge", Params: []Param{Req("text"), Req("rubric"), Req("stand_in"), Opt("weight", starlark.Float(1.0))},
+		Doc: "Inside a verifier: asks a judge to score `text` (a string) against `rubric`, and records one completion item as `check` does, with `weight`, passed when the judge says so, and the message `judge: <the rubric's first line>: <reason>`. Returns a struct with `passed` (bool), `score` (a float from 0 to 1) and `reason` (str); the item is already recorded, so do not `check` the same verdict again. `stand_in(text)` is the deterministic judge used when no judge model is given (validation, tests, offline runs): it returns a bool, or a tuple `(bool, reason)`, and scores 1.0 or 0.0. A judge model is told to grade strictly and sees only the rubric and the text. Every verdict is recorded in the trace, so a replay needs no model."},
+		builtinJudge},
 	{Func{Name: "capability", Schema: true, Params: []Param{Req("name"), Req("description"), Opt("examples", starlark.NewList(nil))},
 		Doc: "Only in the corpus root's `capabilities.star`: declares one capability of the taxonomy. `examples` are task names of the corpus."},
 		builtinCapability},
@@ -128,19 +135,28 @@ func builtinTask(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 			return nil, a.Errorf("name", "%q is already declared at %s", t.Name, posString(prev.Pos))
 		}
 	}
+	var single *Turn // the turn of a single-turn task
 	switch {
 	case a.Has("prompt") && a.Has("turns"):
 		return nil, schemaErrorf("task: give either prompt (one turn) or turns, not both")
 	case !a.Has("prompt") && !a.Has("turns"):
 		return nil, schemaErrorf("task: give prompt (one turn) or turns")
 	case a.Has("prompt"):
-		if t.Prompt, err = a.Str("prompt"); err != nil {
-			return nil, err
-		}
-		if strings.TrimSpace(t.Prompt) == "" {
-			return nil, a.Errorf("prompt", "is empty")
+		sim, ok := a.Value("prompt").(*SimUserValue)
+		if !ok {
+			if t.Prompt, err = a.Str("prompt"); err != nil {
+				return nil, a.TypeErr("prompt", a.Value("prompt"), "string or simulated_user(...)")
+			}
+			if strings.TrimSpace(t.Prompt) == "" {
+				return nil, a.Errorf("prompt", "is empty")
+			}
 		}
 		t.SingleTurn = true
+		single = &Turn{Pos: t.Pos, User: t.Prompt}
+		if sim != nil {
+			sim.declare(single)
+			t.Prompt = single.User
+		}
 	default:
 		vals, err := a.List("turns")
 		if err != nil {
@@ -170,7 +186,8 @@ func builtinTask(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 		return nil, a.Errorf("solution", "a task with turns gives each turn its own solution: turn(..., solution=...)")
 	}
 	if t.SingleTurn {
-		t.Turns = []*Turn{{Pos: t.Pos, User: t.Prompt, Solution: t.Solution}}
+		single.Solution = t.Solution
+		t.Turns = []*Turn{single}
 	}
 	if t.Tools, err = taskTools(a); err != nil {
 		return nil, err
@@ -372,18 +389,10 @@ func (v *TurnValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable ty
 func builtinTurn(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 	t := &Turn{Pos: callerPos(thread)}
 	var err error
-	switch u := a.Value("user").(type) {
-	case starlark.String:
-		if strings.TrimSpace(string(u)) == "" {
-			return nil, a.Errorf("user", "is empty")
-		}
-		t.User = string(u)
-	case starlark.Callable:
-		if t.UserFn, err = a.Fn("user", 2, "(ws, ep)"); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, a.TypeErr("user", u, "string or function (ws, ep)")
+	if sim, ok := a.Value("user").(*SimUserValue); ok {
+		sim.declare(t)
+	} else if t.User, t.UserFn, err = userArg(a, "user", "string, function (ws, ep) or simulated_user(...)"); err != nil {
+		return nil, err
 	}
 	if t.Before, err = a.Fn("before", 1, "(ws)"); err != nil {
 		return nil, err
@@ -408,6 +417,23 @@ func builtinTurn(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 		t.Advance = d
 	}
 	return &TurnValue{turn: t}, nil
+}
+
+// userArg reads a user's message: a string that is not blank, or a function (ws, ep) -> string.
+// want is what a type error says is wanted.
+func userArg(a *Args, name, want string) (string, starlark.Callable, error) {
+	switch u := a.Value(name).(type) {
+	case starlark.String:
+		if strings.TrimSpace(string(u)) == "" {
+			return "", nil, a.Errorf(name, "is empty")
+		}
+		return string(u), nil, nil
+	case starlark.Callable:
+		fn, err := a.Fn(name, 2, "(ws, ep)")
+		return "", fn, err
+	default:
+		return "", nil, a.TypeErr(name, u, want)
+	}
 }
 
 // ToolValue is the Starlark value returned by tool().

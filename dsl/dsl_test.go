@@ -79,7 +79,7 @@ func TestDeclarationErrors(t *testing.T) {
 		{"missing tools", `task(name = "a", prompt = "p")`, "schema", "task: missing required argument tools", 7},
 		{"unknown arg", `task(name = "a", prompt = "p", tools = [], promt = "x")`, "schema", `task: unexpected keyword argument promt (want one of name, prompt, `, 7},
 		{"setup arity", `task(name = "a", prompt = "p", tools = [], setup = v)`, "schema", "task: setup: v must take (ws)", 7},
-		{"turn user type", `task(name = "a", turns = [turn(user = ["x"])], tools = [])`, "schema", "turn: user: got list, want string or function (ws, ep)", 7},
+		{"turn user type", `task(name = "a", turns = [turn(user = ["x"])], tools = [])`, "schema", "turn: user: got list, want string, function (ws, ep) or simulated_user(...)", 7},
 		{"turn advance", `task(name = "a", turns = [turn(user = "u", advance = "soon")], tools = [])`, "schema", "turn: advance:", 7},
 		{"task solution with turns", `task(name = "a", turns = [turn(user = "u")], tools = [], solution = s)`, "schema", "gives each turn its own solution", 7},
 		{"param type", `tool(name = "t", description = "d", params = {"x": param("date")}, impl = f)`, "schema", `param: type: "date" is not one of`, 7},

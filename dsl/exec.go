@@ -3,6 +3,7 @@ package dsl
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -311,6 +312,7 @@ func (w *outputWalk) walk(x starlark.Value, depth int) error {
 type guard struct {
 	steps     uint64 // 0: no budget
 	cancelled atomic.Pointer[string]
+	wall      atomic.Pointer[wall] // the wall-clock limit of the call into the script, if any
 }
 
 const guardKey = "coworkenv.dsl.guard"
@@ -393,41 +395,117 @@ func PrintPos(t *starlark.Thread) syntax.Position {
 }
 
 // Guard cancels thread when ctx is done or the timeout passes; call the returned stop when the
-// call into the script returns. The script runs on the caller's goroutine.
+// call into the script returns. The script runs on the caller's goroutine. The time the script
+// spends in Waiting does not count towards the timeout.
 func Guard(ctx context.Context, thread *starlark.Thread, lim Limits) (stop func()) {
-	cancel := func(ctx context.Context) func() {
-		return func() {
-			reason := cancelReason(ctx)
-			if g := guardOf(thread); g != nil {
-				g.cancelled.CompareAndSwap(nil, &reason)
-			}
-			thread.Cancel(reason)
+	g := guardOf(thread)
+	cancel := func(reason string) {
+		if g != nil {
+			g.cancelled.CompareAndSwap(nil, &reason)
 		}
+		thread.Cancel(reason)
+	}
+	var stops []func()
+	if ctx.Done() != nil {
+		stopAfter := context.AfterFunc(ctx, func() { cancel(reasonCanceled) })
+		stops = append(stops, func() { stopAfter() })
 	}
 	if lim.Timeout > 0 {
-		var cancelCtx context.CancelFunc
-		ctx, cancelCtx = context.WithTimeoutCause(ctx, lim.Timeout, errTimeout)
-		stopAfter := context.AfterFunc(ctx, cancel(ctx))
-		return func() { stopAfter(); cancelCtx() }
+		w := startWall(lim.Timeout, func() { cancel(reasonTimeout) })
+		if g != nil {
+			g.wall.Store(w)
+		}
+		stops = append(stops, func() {
+			if g != nil {
+				g.wall.CompareAndSwap(w, nil)
+			}
+			w.stop()
+		})
 	}
-	if ctx.Done() == nil {
-		return func() {}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
 	}
-	stopAfter := context.AfterFunc(ctx, cancel(ctx))
-	return func() { stopAfter() }
 }
 
-type timeoutError struct{}
-
-func (timeoutError) Error() string { return reasonTimeout }
-
-var errTimeout = timeoutError{}
-
-func cancelReason(ctx context.Context) string {
-	if context.Cause(ctx) == errTimeout {
-		return reasonTimeout
+// Waiting stops the wall-clock limit of the script running on thread while a builtin waits for
+// something outside it (a model's answer); call the returned resume when the wait is over. The
+// step budget and a cancelled context still stop the script. Waits may nest.
+func Waiting(thread *starlark.Thread) (resume func()) {
+	g := guardOf(thread)
+	if g == nil {
+		return func() {}
 	}
-	return reasonCanceled
+	w := g.wall.Load()
+	if w == nil {
+		return func() {}
+	}
+	w.pause()
+	var once sync.Once
+	return func() { once.Do(w.resume) }
+}
+
+// The clock of the wall-clock limit, replaced by tests.
+var (
+	wallNow   = time.Now
+	wallAfter = func(d time.Duration, f func()) wallTimer { return time.AfterFunc(d, f) }
+)
+
+type wallTimer interface{ Stop() bool }
+
+// wall is the wall-clock limit of one call into a script: a timer that Waiting pauses.
+type wall struct {
+	mu      sync.Mutex
+	left    time.Duration // what is left of the limit when the timer was (re)started
+	started time.Time
+	timer   wallTimer // nil while paused
+	waits   int
+	fire    func()
+}
+
+func startWall(limit time.Duration, fire func()) *wall {
+	w := &wall{left: limit, fire: fire}
+	w.start()
+	return w
+}
+
+func (w *wall) start() {
+	w.started = wallNow()
+	w.timer = wallAfter(w.left, w.fire)
+}
+
+func (w *wall) pause() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waits++
+	if w.waits > 1 || w.timer == nil {
+		return
+	}
+	if w.timer.Stop() {
+		w.left -= wallNow().Sub(w.started)
+		w.timer = nil
+	}
+	// a timer that already fired has cancelled the script: it stays fired
+}
+
+func (w *wall) resume() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waits--
+	if w.waits == 0 && w.timer == nil {
+		w.left = max(w.left, 0)
+		w.start()
+	}
+}
+
+func (w *wall) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.waits = -1 << 30 // a late resume starts nothing
 }
 
 // Call calls fn on a fresh thread with the given limits. prepare, when not nil, sets thread

@@ -17,7 +17,8 @@ type Task struct {
 	Rel         string // the file's path relative to the corpus root
 	Pos         syntax.Position
 	// Prompt is set for a single-turn task; Turns then holds one turn with that prompt and the
-	// task-level solution, so that episodes treat both kinds alike.
+	// task-level solution, so that episodes treat both kinds alike. A prompt given as a
+	// simulated_user() is its opening ("" when the opening is a function).
 	Prompt          string
 	SingleTurn      bool
 	Turns           []*Turn
@@ -46,15 +47,49 @@ func (t *Task) Tool(name string) (*ToolSpec, bool) {
 
 // Turn is one user turn.
 type Turn struct {
-	Pos      syntax.Position
-	User     string            // the message, when it is a string
-	UserFn   starlark.Callable // (ws, ep) -> string, when it depends on state or replies
+	Pos    syntax.Position
+	User   string            // the message, when it is a string
+	UserFn starlark.Callable // (ws, ep) -> string, when it depends on state or replies
+	// Sim is the simulated user that answers the agent within the turn, nil for a user who only
+	// speaks once. Its opening message is User or UserFn.
+	Sim      *SimUser
 	Before   starlark.Callable // (ws) or nil
 	Verify   starlark.Callable // (ws, ep) or nil
 	Solution starlark.Callable // (agent) or nil
 	Advance  time.Duration
 	// AdvanceText is the advance as written ("1d").
 	AdvanceText string
+}
+
+// SimUser is a user declared with simulated_user(): a model, or its stand-in, answers the agent
+// within the turn. The opening message is the turn's User or UserFn.
+type SimUser struct {
+	Persona string // who the user is
+	Goal    string // what they want from the turn
+	// DoneWhen says when they are satisfied, "" when the declaration does not say.
+	DoneWhen string
+	// Facts are what the user knows and reveals only when asked, in declaration order.
+	Facts []Fact
+	// Rounds is the most answers the user gives within the turn (at least 1).
+	Rounds int
+	// StandIn is the deterministic user, (said, round) -> str or None, that answers when no
+	// model is given.
+	StandIn starlark.Callable
+	Pos     syntax.Position // where simulated_user() was called
+}
+
+// Fact is one thing a simulated user knows.
+type Fact struct{ Key, Value string }
+
+// StandInPos is where the stand-in is defined (the simulated_user() call when it is a builtin).
+func (s *SimUser) StandInPos() syntax.Position { return FuncPos(s.StandIn, s.Pos) }
+
+// FuncPos is where a Starlark function is defined, or else fallback.
+func FuncPos(c starlark.Callable, fallback syntax.Position) syntax.Position {
+	if fn, ok := c.(*starlark.Function); ok {
+		return fn.Position()
+	}
+	return fallback
 }
 
 // ToolSpec is one tool a task exposes: a built-in tool or a task-defined one.
@@ -130,6 +165,25 @@ type CheckItem struct {
 type Collector struct {
 	Turn  *int
 	Items []CheckItem
+	// Judge gives the verdict of a judge() call of the verifier; judge() is refused where it is
+	// nil. The engine's asks a judge model, or calls the stand-in.
+	Judge func(thread *starlark.Thread, q JudgeQuery) (Verdict, error)
+}
+
+// JudgeQuery is what a judge() call asks.
+type JudgeQuery struct {
+	Text, Rubric string
+	// StandIn is the verifier's deterministic judge, (text) -> bool or (bool, str); StandInVerdict
+	// reads what it returns.
+	StandIn starlark.Callable
+	Pos     syntax.Position // where judge() was called
+}
+
+// Verdict is a judge's answer: passed, a score in [0, 1], a one-line reason.
+type Verdict struct {
+	Passed bool
+	Score  float64
+	Reason string
 }
 
 const collectorKey = "coworkenv.collector"

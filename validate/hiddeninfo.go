@@ -39,7 +39,8 @@ import (
 //
 // Seen. An identifier passed in call i is fair when any of these holds:
 //
-//  1. It is in what the agent has seen before call i: the system prompt a model is given
+//  1. It is in what the agent has seen before call i: the answers a simulated user gave before
+//     it (the facts the persona holds are unseen until asked), the system prompt a model is given
 //     (modelagent.DefaultSystemPrompt: the user's address and the time after setup), the task's
 //     tool schemas (names, descriptions, enums, defaults), the user message of every turn up to
 //     call i's and the replies of the turns before, the result or error of every earlier call
@@ -396,6 +397,12 @@ func (h *hiddenInfo) findings() []hiddenFinding {
 	}
 	turnsAdded := 0
 	reported := map[string]bool{}
+	// the exchanges with simulated users, in order: what the persona told is seen from then on
+	// (the facts it holds are unseen until asked)
+	var asks []*episode.UserAsk
+	for _, t := range h.res.Turns {
+		asks = append(asks, t.Asks...)
+	}
 	var out []hiddenFinding
 	for i, c := range h.res.Calls {
 		for turnsAdded <= c.Turn && turnsAdded < len(h.res.Turns) {
@@ -404,6 +411,10 @@ func (h *hiddenInfo) findings() []hiddenFinding {
 			}
 			seen.add(h.res.Turns[turnsAdded].User)
 			turnsAdded++
+		}
+		for len(asks) > 0 && asks[0].Calls <= i && asks[0].Turn <= c.Turn {
+			seen.add(asks[0].Content)
+			asks = asks[1:]
 		}
 		if !c.Fault {
 			spec, _ := h.task.Tool(c.Name)

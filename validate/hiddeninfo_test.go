@@ -176,6 +176,40 @@ task(name = "t", tools = ["mail_send"], setup = _setup, verify = lambda ws, ep: 
 	assert.Equal(t, []string{`mail_send argument "to"[0] = greta.vogel@verdant.example`}, hidden(t, src))
 }
 
+// A fact a simulated user holds is unseen until the agent asks for it: a reference that asks
+// first may use it, one that uses it before asking may not. (The agent's own question does not
+// count as seen: it cannot launder a value.)
+func TestHiddenInfoSimulatedUser(t *testing.T) {
+	src := `
+def _setup(ws):
+    ws.mail.address = "iris.bakker@verdant.example"
+
+def _user(said, round):
+    if "address" in said.lower():
+        return "It is greta.vogel@verdant.example."
+    return None
+
+def _solve(agent):
+    SEND_FIRST
+    answer = agent.ask("What is Greta's mail address?")
+    SEND_AFTER
+    agent.reply("Done.")
+
+task(name = "t", tools = ["mail_send"], setup = _setup, verify = lambda ws, ep: check(True, "ok"), turns = [
+    turn(user = simulated_user(opening = "Say hello to Greta.", persona = "Iris, busy", goal = "greet Greta",
+        facts = {"Greta's address": "greta.vogel@verdant.example"}, stand_in = _user), solution = _solve),
+])
+`
+	send := `agent.call("mail_send", to = ["greta.vogel@verdant.example"], subject = "Hello", body = "Hi.")`
+	after := strings.NewReplacer("SEND_FIRST", "pass", "SEND_AFTER", send).Replace(src)
+	assert.Empty(t, hidden(t, after), "asked, then used")
+	before := strings.NewReplacer("SEND_FIRST", send, "SEND_AFTER", "pass").Replace(src)
+	assert.Equal(t, []string{`mail_send argument "to"[0] = greta.vogel@verdant.example`}, hidden(t, before), "used before it was asked for")
+	laundered := strings.NewReplacer("SEND_FIRST", "pass", "SEND_AFTER", send, "return \"It is greta.vogel@verdant.example.\"", "return \"Yes.\"",
+		"What is Greta's mail address?", "Is Greta's address greta.vogel@verdant.example?").Replace(src)
+	assert.Equal(t, []string{`mail_send argument "to"[0] = greta.vogel@verdant.example`}, hidden(t, laundered), "the agent's own question")
+}
+
 func TestHiddenInfoIDs(t *testing.T) {
 	setup := `    for i in range(1, 43):
         ws.mail.deliver(sender = "x%d@carrier.example" % i, subject = "Note %d" % i, body = "Nothing.", date = "2026-01-04T08:00:00Z")

@@ -88,6 +88,8 @@ func Markdown() string {
 	}
 	section(&b, "Episode context `ep` and solution handle `agent`", "", es)
 
+	b.WriteString(modelRequests())
+
 	b.WriteString("## Built-in tools\n\n")
 	b.WriteString("What the agent sees: each tool as a function with a JSON Schema. Groups: ")
 	b.WriteString("`" + strings.Join(services.Groups(), "`, `") + "`.\n\n")
@@ -105,6 +107,39 @@ func Markdown() string {
 
 	b.WriteString(Diagnostics())
 	return b.String()
+}
+
+// modelRequests shows what a user model and a judge model are sent, built by the engine's own
+// functions from placeholders.
+func modelRequests() string {
+	var b strings.Builder
+	b.WriteString("## What the models inside a task are sent\n\n")
+	b.WriteString("A `simulated_user` and a `judge` are answered by their stand-ins unless a model is given for them. ")
+	b.WriteString("The engine builds each request the same way whoever answers, and a trace records its SHA-256 (of its JSON encoding), so that a replay gives a recorded answer back only to the same request. ")
+	b.WriteString("A user model answers from the user's side: its own words are `assistant` messages, the agent's are `user` ones. ")
+	b.WriteString("This is the request for the agent's second message in a turn, the user having answered the first:\n\n")
+	sim := &dsl.SimUser{Persona: "<persona>", Goal: "<goal>", DoneWhen: "<done_when>", Rounds: 3,
+		Facts: []dsl.Fact{{Key: "<fact key>", Value: "<fact value>"}, {Key: "<another key>", Value: "<another value>"}}}
+	earlier := []*episode.UserAsk{{Said: "<the agent's first message>", Content: "<the user's answer>"}}
+	writeRequest(&b, episode.UserRequest(sim, "<opening>", earlier, "<the agent's message>"))
+	b.WriteString("A judge model is sent:\n\n")
+	writeRequest(&b, episode.JudgeRequest("<rubric>", "<text>"))
+	return b.String()
+}
+
+// writeRequest writes chat messages as a text block, each under its role.
+func writeRequest(b *strings.Builder, msgs []jsonv.Value) {
+	b.WriteString("```text\n")
+	for i, m := range msgs {
+		o := m.(*jsonv.Object)
+		role, _ := o.Get("role")
+		content, _ := o.Get("content")
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(b, "[%s]\n%s\n", role, content)
+	}
+	b.WriteString("```\n\n")
 }
 
 func paramSig(ps []tools.Param) string {

@@ -81,8 +81,11 @@ var agentMembers = dsl.NewMembers("agent",
 		Doc: "Calls a tool through exactly the interface an agent has and returns its decoded result. A tool error stops the solution (`solution-error`); a call that hits an injected fault is retried up to 10 times, each attempt recorded."},
 		Call: (*agentHandle).call},
 	dsl.Member[*agentHandle]{Func: dsl.Func{Name: "agent.reply", Params: []dsl.Param{dsl.Req("text")},
-		Doc: "Ends the turn with a reply; a solution that returns without one replies \"\"."},
+		Doc: "Ends the turn with a reply; a solution that returns without one replies \"\". A simulated user sees the reply too."},
 		Call: (*agentHandle).doReply},
+	dsl.Member[*agentHandle]{Func: dsl.Func{Name: "agent.ask", Params: []dsl.Param{dsl.Req("message")},
+		Doc: "Sends `message` to the turn's simulated user (see `simulated_user`) and returns its answer, a string: the stand-in's, or a user model's when one is given. It is \"\" once the user is satisfied or has given its `rounds` answers. In a turn whose user is not simulated there is nobody to ask: the call is a `solution-error`."},
+		Call: (*agentHandle).ask},
 )
 
 func (h *agentHandle) call(thread *starlark.Thread, a *dsl.Args) (starlark.Value, error) {
@@ -136,6 +139,26 @@ func argsJSON(what string, kwargs []starlark.Tuple) (*jsonv.Object, error) {
 	return obj, nil
 }
 
+func (h *agentHandle) ask(thread *starlark.Thread, a *dsl.Args) (starlark.Value, error) {
+	msg, err := a.Str("message")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case h.replied:
+		return nil, fmt.Errorf("agent.ask: called after agent.reply ended the turn")
+	case !h.tc.Simulated():
+		return nil, fmt.Errorf("agent.ask: turn %d has no simulated user to ask (declare its user with simulated_user(...))", h.tc.Index+1)
+	}
+	resume := dsl.Waiting(thread) // the solution's wall-clock limit does not count a user model's time
+	answer, _, err := h.tc.Ask(msg)
+	resume()
+	if err != nil {
+		return nil, err
+	}
+	return starlark.String(answer), nil
+}
+
 func (h *agentHandle) doReply(thread *starlark.Thread, a *dsl.Args) (starlark.Value, error) {
 	text, err := a.Str("text")
 	if err != nil {
@@ -148,15 +171,19 @@ func (h *agentHandle) doReply(thread *starlark.Thread, a *dsl.Args) (starlark.Va
 	return starlark.None, nil
 }
 
-// ScriptedCall is one call a Scripted agent re-issues.
+// ScriptedCall is one call a Scripted agent re-issues, or one message it sends to the turn's
+// simulated user.
 type ScriptedCall struct {
 	ID   string
 	Name string
 	Args *jsonv.Object
+	// Ask, when set, sends Said to the simulated user (TurnContext.Ask) instead of calling a tool.
+	Ask  bool
+	Said string
 }
 
-// Scripted re-issues recorded calls turn by turn and gives recorded replies, whatever the tools
-// answer: the replay agent, and the validator's mutations (calls left out, replies only).
+// Scripted re-issues recorded calls (and messages to a simulated user) turn by turn and gives
+// recorded replies, whatever the tools and the user answer: the replay agent, and the validator's mutations (calls left out, replies only).
 type Scripted struct {
 	Label   string
 	Calls   [][]ScriptedCall // per turn
@@ -173,6 +200,12 @@ func (s *Scripted) Name() string { return s.Label }
 func (s *Scripted) Turn(ctx context.Context, tc *TurnContext) (string, error) {
 	if tc.Index < len(s.Calls) {
 		for _, c := range s.Calls[tc.Index] {
+			if c.Ask {
+				if _, _, err := tc.Ask(c.Said); err != nil {
+					return "", err
+				}
+				continue
+			}
 			if _, err := tc.Call(c.ID, c.Name, c.Args); err != nil {
 				if errors.Is(err, ErrTruncated) {
 					break

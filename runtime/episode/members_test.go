@@ -37,7 +37,7 @@ func TestEpAndAgentMembersAreTheReference(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"ep.turn": "ep.turn", "ep.replies": "ep.replies", "ep.reply": "ep.reply", "ep.calls": "ep.calls",
 		"ep.called":  "ep.called(name, /, **args)",
-		"agent.call": "agent.call(name, /, **args)", "agent.reply": "agent.reply(text)",
+		"agent.call": "agent.call(name, /, **args)", "agent.reply": "agent.reply(text)", "agent.ask": "agent.ask(message)",
 	}, sigs)
 
 	src := fmt.Sprintf(`

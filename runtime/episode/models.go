@@ -19,6 +19,9 @@ type UserAsk struct {
 	Round int
 	// Said is the agent's message the user answers.
 	Said string
+	// Calls is how many tool calls the episode had made before the exchange (its place among
+	// Result.Calls: what the agent may have learnt from it, it learnt before call Calls).
+	Calls int
 	// Request is the chat-completions conversation the engine built for a user model from the
 	// declaration and the turn so far (system message first); RequestSHA256 is the SHA-256 of
 	// its JSON encoding (jsonv), which replay compares.

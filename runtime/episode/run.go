@@ -117,7 +117,7 @@ type RunOptions struct {
 // Run runs one episode from the prepared state. Everything that goes wrong inside the episode
 // is in Result.Err; a cancelled context ends it the same way, with the code `interrupted`.
 func (p *Prepared) Run(ctx context.Context, agent Agent, ro RunOptions) *Result {
-	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, noFaults: ro.NoFaults, noVerify: ro.NoVerify, skipBefore: ro.SkipBefore, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
+	e := &run{p: p, ctx: ctx, agent: agent, obs: ro.Observer, models: ro.Models, noFaults: ro.NoFaults, noVerify: ro.NoVerify, skipBefore: ro.SkipBefore, cur: p.Base.Fork(), attempts: map[string]int{}, queried: map[string]bool{}}
 	e.res = &Result{Task: p.Task.Name, Agent: agent.Name(), Seed: p.Seed, StartState: p.Base.Hash()}
 	e.exec()
 	r := e.res
@@ -145,6 +145,7 @@ type run struct {
 	ctx      context.Context
 	agent    Agent
 	obs      Observer
+	models   *Models
 	cur      *workspace.State
 	res      *Result
 	turn     int
@@ -190,6 +191,10 @@ func (e *run) exec() {
 		}
 		tc := &TurnContext{e: e, Index: i, User: user, Turn: turn, result: tr}
 		reply, err := e.agent.Turn(e.ctx, tc)
+		tc.over = true
+		if tc.failed != nil {
+			err = tc.failed // a failed exchange ends the episode, whatever the agent made of it
+		}
 		if err != nil {
 			e.res.AgentErr = err
 			var de *DiagError
@@ -207,6 +212,13 @@ func (e *run) exec() {
 		tr.Reply, tr.Answered = reply, true
 		if e.obs != nil {
 			e.obs.OnReply(i, reply)
+		}
+		if turn.Sim != nil && !tc.userDone {
+			// the user sees the reply too, and may say it is done; the turn ends either way
+			if _, d := e.exchange(tc, reply); d != nil {
+				e.res.Err = d
+				return
+			}
 		}
 		tr.End = e.cur.Fork()
 		tr.End.Freeze()
@@ -260,14 +272,24 @@ func (e *run) userMessage(turn *dsl.Turn) (string, *dsl.Diagnostic) {
 
 // verify runs one verifier on a read-only view of the current state.
 func (e *run) verify(fn starlark.Callable, turn *int) ([]dsl.CheckItem, *dsl.Diagnostic) {
-	c := &dsl.Collector{Turn: turn}
+	c := &dsl.Collector{Turn: turn, Judge: e.judge(turn)}
 	ref := func() (*workspace.State, error) { return e.p.referenceState(turn) }
 	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a verifier", Initial: e.p.Base, Reference: ref})
 	_, err := dsl.Call(e.ctx, e.p.Limits, "verify", fn, starlark.Tuple{ws, e.epValue()}, nil, e.p.prepare(func(th *starlark.Thread) {
 		dsl.SetCollector(th, c)
 	}))
 	if err != nil {
-		d := dsl.ErrorDiag("verify-error", err)
+		var d dsl.Diagnostic
+		var de *DiagError
+		var je *judgeError
+		switch {
+		case errors.As(err, &de): // a judge's stand-in that failed, at its own position
+			d = de.Diag
+		case errors.As(err, &je): // a judge model that failed: model-error when the error says so
+			d = dsl.ErrorDiag(modelCode(je.err, "verify-error"), err)
+		default:
+			d = dsl.ErrorDiag("verify-error", err)
+		}
 		if turn != nil {
 			d.Message = fmt.Sprintf("turn %d verifier: %s", *turn+1, d.Message)
 		} else {
@@ -286,6 +308,11 @@ type TurnContext struct {
 	Turn   *dsl.Turn
 	result *TurnResult
 	calls  int
+	// the simulated user (Ask): it said it was done, or an exchange failed; over is set when the
+	// agent's turn returned
+	userDone bool
+	failed   *DiagError
+	over     bool
 }
 
 // Task is the task being run.

@@ -12,7 +12,11 @@
 // tool calls run in order through TurnContext.Call, and each gets a `tool` message: the call's
 // content (the JSON text the tools return), or for a tool error the object {"error": MESSAGE},
 // with "transient": true when the error was an injected fault worth retrying. The first answer
-// without tool calls ends the turn with its text as the reply. The turn also ends:
+// without tool calls ends the turn with its text as the reply, unless the turn's user is a
+// simulated one (TurnContext.Simulated): then the text goes to the user (TurnContext.Ask), and
+// while the user answers rather than saying it is done, its answer is appended as a user message
+// and the model is called again; the text the user is done with is the reply (an answer without
+// text is the reply as it is, and the engine shows it to the user). The turn also ends:
 //   - when the turn reaches max_calls_per_turn (ErrTruncated): the reply is the last text the
 //     model wrote in this turn, "" if none;
 //   - on finish_reason "length": TurnContext.Truncate is called, the answer's tool calls are not
@@ -275,6 +279,16 @@ func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 			return t.last, nil
 		}
 		if len(calls) == 0 {
+			if tc.Simulated() && r.text != "" {
+				answer, done, err := tc.Ask(r.text)
+				if err != nil {
+					return "", err
+				}
+				if !done {
+					a.msgs = append(a.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: answer})
+					continue
+				}
+			}
 			return t.last, nil
 		}
 		for i, c := range calls {
