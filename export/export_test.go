@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -245,4 +246,46 @@ func TestAtomicFile(t *testing.T) {
 	a.Abort()
 	entries, _ := os.ReadDir(dir)
 	assert.Len(t, entries, 1)
+}
+
+// simTask has a simulated user who holds the budget; the reference asks for it before it writes.
+const simTask = `
+def _user(said, round):
+    if "budget" in said.lower():
+        return "We can spend 500 euros."
+    return None
+
+def _solve(agent):
+    budget = agent.ask("What budget do we have?")
+    agent.call("fs_write", path = "/plan.txt", content = budget)
+    agent.reply("Planned within: " + budget)
+
+task(name = "plan", tools = ["fs"], solution = _solve,
+    prompt = simulated_user(opening = "Plan the team dinner.", persona = "Sam, team lead", goal = "a dinner plan",
+        facts = {"budget": "500 euros"}, stand_in = _user),
+    verify = lambda ws, ep: check(ws.fs.exists("/plan.txt") and "500" in ws.fs.read("/plan.txt"), "the plan has the budget"))
+`
+
+// The exchanges with a simulated user become messages: the question a solution asked and the
+// user's answer in order, and the answer to the final reply (which the agent never saw) left
+// out.
+func TestSimulatedUserMessages(t *testing.T) {
+	task, src := loadTask(t, simTask)
+	e := record(t, task, src, 0, episode.Oracle{}, "", "x/0.jsonl")
+	require.True(t, e.Passed(), e.Error())
+	msgs := e.Messages("S")
+	assert.Equal(t, []string{"system", "user", "assistant", "user", "assistant", "tool", "assistant"}, roles(msgs))
+	assert.Equal(t, "What budget do we have?", field(msgs[2], "content"))
+	assert.Equal(t, "We can spend 500 euros.", field(msgs[3], "content"))
+	assert.Equal(t, "Planned within: We can spend 500 euros.", field(msgs[6], "content"))
+	// atif and inspect map the same conversation: no message is left without its events
+	// (tool messages go with the assistant message they answer)
+	conv := e.conversation("S")
+	var got []string
+	for _, it := range conv {
+		got = append(got, fmt.Sprintf("%s/%d", it.role, len(it.tools)))
+	}
+	assert.Equal(t, []string{"system/0", "user/0", "assistant/0", "user/0", "assistant/1", "assistant/0"}, got)
+	require.NotNil(t, conv[4].tools[0].result, "the call's result event is found")
+	assert.Equal(t, `{"path":"/plan.txt"}`, conv[4].tools[0].result.Content)
 }
