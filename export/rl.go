@@ -97,6 +97,38 @@ func (e *Episode) TurnRewards() []jsonv.Value {
 	return out
 }
 
+// TurnRounds are how many answers a simulated user gave in each turn the episode reached (the
+// turns of TurnRewards): the turn_end's rounds, 0 for a turn whose user is not simulated or that
+// ended without its turn_end.
+func (e *Episode) TurnRounds() []jsonv.Value {
+	out := make([]jsonv.Value, len(e.TurnRewards()))
+	for i := range out {
+		out[i] = int64(0)
+	}
+	for _, ev := range e.Events {
+		if b, ok := ev.Body.(*trace.TurnEnd); ok && b.Turn < len(out) {
+			out[b.Turn] = int64(b.Rounds)
+		}
+	}
+	return out
+}
+
+// Judges are the verdicts of the judges that the verifiers asked (judge events), in order: each
+// {turn, rubric, passed, score, reason}, turn null for the task's final verifier.
+func (e *Episode) Judges() []jsonv.Value {
+	out := []jsonv.Value{}
+	for _, ev := range e.Events {
+		if b, ok := ev.Body.(*trace.Judge); ok {
+			var turn jsonv.Value
+			if b.Turn != nil {
+				turn = int64(*b.Turn)
+			}
+			out = append(out, jsonv.NewObject("turn", turn, "rubric", b.Rubric, "passed", b.Passed, "score", b.Score, "reason", b.Reason))
+		}
+	}
+	return out
+}
+
 // RLSkip says why `export rl` (and `export sft`) leaves an episode out, "" when it keeps it:
 // an episode that says nothing about its agent (episode.Inconclusive), because the model's
 // endpoint failed for good (model-error) or it was interrupted.
@@ -335,8 +367,9 @@ func RL(e *Episode, system string) *jsonv.Object {
 
 // RLLine is one line of `export rl`: the task, its group (RLGroup) and start state, where the
 // episode comes from, the reward of the kind the options choose, its components, the per-turn
-// rewards (turn_end scores, null for a turn without a verifier), the verdict, the conversation
-// and the tools. With CreditTurn it adds turn_credit (TurnCredit) and message_turns
+// rewards (turn_end scores, null for a turn without a verifier), the answers of a simulated user
+// per turn (TurnRounds), the judges' verdicts (Judges), the verdict, the conversation and the
+// tools. With CreditTurn it adds turn_credit (TurnCredit) and message_turns
 // (MessageTurns). With an advantage it holds an "advantage" (CreditEpisode) or
 // "turn_advantages" (CreditTurn) field of zero value that RLWriter fills in: the advantages
 // need the whole group.
@@ -365,6 +398,8 @@ func RLLine(e *Episode, system string, o RLOptions) *jsonv.Object {
 	}
 	line.Set("components", e.Components())
 	line.Set("turn_rewards", e.TurnRewards())
+	line.Set("turn_rounds", e.TurnRounds())
+	line.Set("judges", e.Judges())
 	if o.Credit == CreditTurn {
 		line.Set("turn_credit", values(e.TurnCredit(o.Reward)))
 		if o.Advantage != AdvantageNone {

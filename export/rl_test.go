@@ -394,3 +394,36 @@ func TestRLModelOutputs(t *testing.T) {
 	_, has := RL(plain, "S").Get("model_outputs")
 	assert.False(t, has)
 }
+
+// Each line carries the answers of a simulated user per turn and every judge's verdict.
+func TestRLTurnRoundsAndJudges(t *testing.T) {
+	end := &trace.End{Score: 0.5, Completion: 0.5, Safety: 1, Robustness: 1, Checks: []trace.Check{}, State: stateS0}
+	sim := synthetic("sim.jsonl", shaV1, stateS0, end,
+		&trace.User{Turn: 0, Content: "Summarise the report.", State: stateS0},
+		&trace.SimUser{Turn: 0, Round: 0, Said: "Which one?", RequestSHA256: shaV1, Content: "March.", Source: "model", Model: "u"},
+		&trace.Reply{Turn: 0, Content: "March had 12 orders."},
+		&trace.SimUser{Turn: 0, Round: 1, Said: "March had 12 orders.", RequestSHA256: shaV2, Content: "And April?", Source: "model", Model: "u"},
+		&trace.Judge{Turn: ptr(0), Rubric: "Names the count.", Text: "March had 12 orders.", RequestSHA256: shaV1, Passed: true, Score: 0.9, Reason: "It does.", Source: "model", Model: "j"},
+		&trace.TurnEnd{Turn: 0, Score: ptr(1.0), Checks: []trace.Check{}, Rounds: 2},
+		&trace.User{Turn: 1, Content: "Thanks. Now archive it.", State: stateS0},
+		&trace.Reply{Turn: 1, Content: "Archived."},
+		&trace.TurnEnd{Turn: 1, Checks: []trace.Check{}},
+		&trace.Judge{Rubric: "Polite.", Text: "Archived.", RequestSHA256: shaV2, Passed: false, Score: 0, Reason: "Curt.", Source: "stand-in"})
+	plain := oneTurn("plain.jsonl", shaV1, stateS0, 1, 1, 1, 1, true)
+	lines := rlLines(t, RLOptions{}, sim, plain)
+
+	assert.Equal(t, []jsonv.Value{int64(2), int64(0)}, field(lines[0], "turn_rounds"))
+	judges := field(lines[0], "judges").([]jsonv.Value)
+	require.Len(t, judges, 2)
+	assert.Equal(t, `{"turn":0,"rubric":"Names the count.","passed":true,"score":0.9,"reason":"It does."}`, jsonv.MustEncode(judges[0]))
+	assert.Equal(t, []string{"turn", "rubric", "passed", "score", "reason"}, judges[1].(*jsonv.Object).Keys())
+	assert.Nil(t, field(judges[1], "turn"), "the final verifier's judge")
+	assert.Equal(t, false, field(judges[1], "passed"))
+	assert.Equal(t, 0.0, num(t, field(judges[1], "score")))
+	assert.Equal(t, "Curt.", field(judges[1], "reason"))
+
+	assert.Equal(t, []jsonv.Value{int64(0)}, field(lines[1], "turn_rounds"), "a user who is not simulated gives no answers")
+	assert.Equal(t, []jsonv.Value{}, field(lines[1], "judges"))
+	keys := lines[1].Keys()
+	assert.Equal(t, []string{"turn_rewards", "turn_rounds", "judges"}, keys[10:13], "beside the turn rewards")
+}

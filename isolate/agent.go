@@ -18,17 +18,93 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/simmodel"
 )
 
-// Agent names the agent of an episode, and for a model agent the settings it is made with:
-// everything a worker needs to make it, and no secret. The model's key and HTTP client stay in
-// the process that starts the workers (see Host).
+// Agent names the agent of an episode, and for a model agent the settings it is made with, and
+// the models that answer for the task's simulated users and judges: everything a worker needs to
+// make them, and no secret. The models' key and HTTP client stay in the process that starts the
+// workers (see Host).
 type Agent struct {
 	Name  string         `json:"name"` // oracle, noop or openai
 	Model *ModelSettings `json:"model,omitempty"`
 	// System is the model's system prompt as given (--system), with {address} and {now} still in
 	// it; "" is the default prompt (SystemPrompt).
 	System string `json:"system,omitempty"`
+	// User and Judge are the settings of the models that answer for the task's simulated users
+	// and judges (runtime/simmodel) with any agent; nil leaves them to the task's stand-ins. Their
+	// requests go out with the key, HTTP client and waits of the agent's configuration in this
+	// process (ModelConfig), never its extra headers.
+	User  *ModelSettings `json:"user,omitempty"`
+	Judge *ModelSettings `json:"judge,omitempty"`
+}
+
+// The roles of the models inside a task, as ModelConfig and the calls of a worker name them.
+const (
+	RoleUser  = "user"
+	RoleJudge = "judge"
+)
+
+// ModelConfig is the configuration in this process of the model of settings s that answers for
+// the task's simulated users (RoleUser) or judges (RoleJudge): s, with the key, the HTTP client
+// and the waits between retries of base (the agent's configuration here, which for an agent that
+// is not a model holds only them). base's extra headers are the agent model's and are not sent;
+// base's OnRetry is told about the retries, their reason naming the model's role.
+func ModelConfig(role string, s *ModelSettings, base modelagent.Config) (modelagent.Config, error) {
+	cfg, err := s.config()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.HostHeaders = nil
+	cfg.APIKey, cfg.HTTPClient, cfg.Sleep = base.APIKey, base.HTTPClient, base.Sleep
+	cfg.OnRetry = roleRetry(role, base.OnRetry)
+	return cfg, nil
+}
+
+// roleRetry is onRetry with the reason of a retry naming the model's role (nil for nil).
+func roleRetry(role string, onRetry func(int, time.Duration, error)) func(int, time.Duration, error) {
+	if onRetry == nil {
+		return nil
+	}
+	return func(attempt int, delay time.Duration, reason error) {
+		onRetry(attempt, delay, fmt.Errorf("the %s model: %w", role, reason))
+	}
+}
+
+// NewModels are the models that answer for the task's simulated users and judges in an episode
+// of a run in this process (ModelConfig of a.User and a.Judge with base), nil when a names none.
+func NewModels(a Agent, base modelagent.Config) (*episode.Models, error) {
+	var user, judge *modelagent.Config
+	for _, m := range []struct {
+		role string
+		s    *ModelSettings
+		dst  **modelagent.Config
+	}{{RoleUser, a.User, &user}, {RoleJudge, a.Judge, &judge}} {
+		if m.s == nil {
+			continue
+		}
+		cfg, err := ModelConfig(m.role, m.s, base)
+		if err != nil {
+			return nil, fmt.Errorf("the %s model: %v", m.role, err)
+		}
+		*m.dst = &cfg
+	}
+	return simmodel.New(user, judge)
+}
+
+// WithModels is agent with the models that answer for the task's simulated users and judges in
+// its episode: RunEpisode runs agent itself, with m in its RunOptions (unless Run.Models is set).
+// It lets a Run.NewAgent give the models of the episode with its agent.
+func WithModels(agent episode.Agent, m *episode.Models) episode.Agent {
+	if m == nil {
+		return agent
+	}
+	return &withModels{Agent: agent, models: m}
+}
+
+type withModels struct {
+	episode.Agent
+	models *episode.Models
 }
 
 // ModelSettings are the fields of a modelagent.Config that a worker's model agent is made with.
@@ -129,7 +205,7 @@ func workerModel(s *ModelSettings, c *conn) modelagent.Config {
 		return modelagent.Config{}
 	}
 	cfg, err := s.config()
-	cfg.HTTPClient = &http.Client{Transport: forwarder{c}}
+	cfg.HTTPClient = &http.Client{Transport: forwarder{c: c, method: "http"}}
 	if err != nil {
 		cfg.HTTPClient = &http.Client{Transport: failing{err}}
 	}
@@ -141,6 +217,38 @@ func workerModel(s *ModelSettings, c *conn) modelagent.Config {
 		c.send(&message{Retry: &retried{Attempt: attempt, Delay: delay, Reason: reason.Error()}})
 	}
 	return cfg
+}
+
+// workerModels are the models that answer for the task's simulated users and judges of an
+// episode in a worker, nil when a names none: their HTTP requests go to the pool as calls
+// "user.http" and "judge.http", which it serves with its configuration of that model (Host),
+// and they wait and tell of their retries through the pool like the agent's model.
+func workerModels(a Agent, c *conn) (*episode.Models, error) {
+	var user, judge *modelagent.Config
+	for _, m := range []struct {
+		role string
+		s    *ModelSettings
+		dst  **modelagent.Config
+	}{{RoleUser, a.User, &user}, {RoleJudge, a.Judge, &judge}} {
+		if m.s == nil {
+			continue
+		}
+		cfg, err := m.s.config()
+		if err != nil {
+			return nil, fmt.Errorf("the %s model: %v", m.role, err)
+		}
+		cfg.HostHeaders = nil
+		cfg.HTTPClient = &http.Client{Transport: forwarder{c: c, method: m.role + ".http"}}
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			_, err := c.call(ctx, "sleep", d)
+			return err
+		}
+		cfg.OnRetry = roleRetry(m.role, func(attempt int, delay time.Duration, reason error) {
+			c.send(&message{Retry: &retried{Attempt: attempt, Delay: delay, Reason: reason.Error()}})
+		})
+		*m.dst = &cfg
+	}
+	return simmodel.New(user, judge)
 }
 
 // failing is a transport whose every request fails with err.
@@ -157,8 +265,12 @@ type httpCall struct {
 	Body   []byte      `json:"body"`
 }
 
-// forwarder sends a worker's HTTP requests through the pool.
-type forwarder struct{ c *conn }
+// forwarder sends a worker's HTTP requests through the pool, as calls of the method: "http" for
+// the agent's model, "user.http" and "judge.http" for the models inside the task.
+type forwarder struct {
+	c      *conn
+	method string
+}
 
 func (f forwarder) RoundTrip(req *http.Request) (*http.Response, error) {
 	call := &httpCall{Method: req.Method, URL: req.URL.String(), Header: req.Header}
@@ -169,7 +281,7 @@ func (f forwarder) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	raw, err := f.c.call(req.Context(), "http", call)
+	raw, err := f.c.call(req.Context(), f.method, call)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -30,11 +31,17 @@ type Run struct {
 	Sources []trace.Source
 	Seed    int64 // the run seed
 	Agent   Agent
-	// Model is the configuration a model agent is made from (NewAgent).
+	// Model is the configuration a model agent is made from (NewAgent); the models Agent names
+	// for the task's simulated users and judges are sent with its key and client (NewModels).
 	Model modelagent.Config
-	// NewAgent, when set, makes the agent instead of Agent and Model.
+	// NewAgent, when set, makes the agent instead of Agent and Model; an agent it wraps with
+	// WithModels brings the models of the task's simulated users and judges.
 	NewAgent func(p *episode.Prepared) (agent episode.Agent, system string, err error)
-	Limits   dsl.Limits
+	// Models, when set, answers for the task's simulated users and judges (RunOptions.Models).
+	// Otherwise those of an agent of NewAgent wrapped with WithModels do, else those Agent's User
+	// and Judge name, with the key and client of Model (NewModels), else the task's stand-ins.
+	Models *episode.Models
+	Limits dsl.Limits
 	// Print receives what the scripts print; nil drops it.
 	Print func(pos syntax.Position, msg string)
 	// Trace, when set, receives the trace as the episode happens, a line per event: the start
@@ -66,6 +73,18 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 	if err != nil {
 		return nil, nil, err
 	}
+	models := r.Models
+	if w, ok := agent.(*withModels); ok {
+		agent = w.Agent
+		if models == nil {
+			models = w.models
+		}
+	}
+	if models == nil {
+		if models, err = NewModels(r.Agent, r.Model); err != nil {
+			return nil, nil, err
+		}
+	}
 	var obs episode.Observers
 	var tw *trace.Writer
 	if r.Trace != nil {
@@ -80,7 +99,7 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 	if r.Observer != nil {
 		obs = append(obs, r.Observer)
 	}
-	res = p.Run(ctx, agent, episode.RunOptions{Observer: obs})
+	res = p.Run(ctx, agent, episode.RunOptions{Observer: obs, Models: models})
 	if tw != nil {
 		err = tw.End(res)
 	}
@@ -138,7 +157,10 @@ type Host struct {
 	// requests through this process, which sends them with Model's key and HTTP client to
 	// Model.BaseURL and nowhere else, and waits here between its retries (Model.Sleep, and
 	// Model.OnRetry is told); the worker never sees the key, and the time the model takes does
-	// not count against the worker's time limit.
+	// not count against the worker's time limit. The models of the task's simulated users and
+	// judges that the episode's Agent names (User, Judge) are served the same way, each with
+	// ModelConfig of its settings and Model (for an agent that is not a model, Model holds only
+	// the key and the client), to its own base URL and nowhere else.
 	Model modelagent.Config
 }
 
@@ -188,7 +210,15 @@ func (p *Pool) Episode(ctx context.Context, ep Episode, host Host) (*EpisodeResu
 	tr := &tracker{w: host.Trace}
 	sess := &session{subject: "the episode", graceful: true,
 		call: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return serveModel(ctx, host.Model, method, params)
+			role, method, inside := strings.Cut(method, ".")
+			if !inside {
+				return serveModel(ctx, host.Model, role, params)
+			}
+			cfg, err := taskModel(ep.Agent, role, host.Model)
+			if err != nil {
+				return nil, err
+			}
+			return serveModel(ctx, cfg, method, params)
 		},
 		message: func(m *message) {
 			switch {
@@ -229,6 +259,24 @@ func (p *Pool) Episode(ctx context.Context, ep Episode, host Host) (*EpisodeResu
 	}
 	tr.stopped(&d)
 	return tr.result(&d, st.code), nil
+}
+
+// taskModel is the configuration here of the model of the role (RoleUser, RoleJudge) that the
+// agent a names, for a worker's call.
+func taskModel(a Agent, role string, base modelagent.Config) (modelagent.Config, error) {
+	var s *ModelSettings
+	switch role {
+	case RoleUser:
+		s = a.User
+	case RoleJudge:
+		s = a.Judge
+	default:
+		return modelagent.Config{}, fmt.Errorf("unknown model %q", role)
+	}
+	if s == nil {
+		return modelagent.Config{}, fmt.Errorf("the episode has no %s model", role)
+	}
+	return ModelConfig(role, s, base)
 }
 
 // tracker passes the trace lines of an episode on, and keeps what an end event written for a
@@ -351,8 +399,13 @@ func serveEpisode(ctx context.Context, er *episodeRequest, corp *dsl.Corpus, lim
 		answer.Problem = err.Error()
 		return resp
 	}
+	models, err := workerModels(er.Agent, c)
+	if err != nil {
+		answer.Problem = err.Error()
+		return resp
+	}
 	res, setup, err := RunEpisode(ctx, Run{Task: t, Source: f.Source, Sources: sources, Seed: er.Seed, Agent: er.Agent,
-		Model: workerModel(er.Agent.Model, c), Limits: lim, Print: print,
+		Model: workerModel(er.Agent.Model, c), Models: models, Limits: lim, Print: print,
 		Trace: Lines(func(line []byte) { c.out.traceLine(c.id, line) })})
 	switch {
 	case setup != nil:

@@ -11,7 +11,8 @@
 // `rollout` do), or replay a trace (Replay). An episode streams its trace to the pool a line
 // per event as it happens, so the pool writes the trace; a model agent in a worker sends its
 // HTTP requests through the pool, which holds the key (the worker's environment has none), and
-// the time the pool spends on them does not count against the worker's time limit.
+// the time the pool spends on them does not count against the worker's time limit. So do the
+// models that answer for a task's simulated users and judges (Agent.User, Agent.Judge).
 //
 // A worker that outlives the time limit is killed and the request gets `timeout`; one that runs
 // out of memory (the runtime's "out of memory" fatal error under RLIMIT_DATA, its own memory

@@ -33,7 +33,14 @@ only, and in isolated runs only this process sees the values). --tool-call-forma
 calls a model writes as text are read when its answer has none of its own: auto (every format),
 native (none), hermes, qwen-xml, llama or mistral. --reasoning-history keep|drop says whether the
 reasoning of past answers goes back to the model (auto: keep for DeepSeek and Kimi thinking
-models, drop otherwise). docs/models.md has the details.`
+models, drop otherwise). docs/models.md has the details.
+
+The models inside a task, with any agent (the oracle too: a reference run against a real user):
+--user-model NAME answers for the task's simulated users and --judge-model NAME for the judges of
+its verifiers, at --user-base-url and --judge-base-url (default: --base-url, else $OPENAI_BASE_URL,
+else the OpenAI API), with the key from $OPENAI_API_KEY and the agent's --retries and --timeout.
+Without them the task's stand-ins answer. Their answers and verdicts are recorded in the trace,
+and replay gives them back without any model.`
 
 // agentFlags choose and configure the agent of `run` and `rollout`.
 type agentFlags struct {
@@ -52,6 +59,9 @@ type agentFlags struct {
 	headers     stringList
 	callFormat  *string
 	reasoning   *string
+	// the models inside the task
+	userModel, userBaseURL   *string
+	judgeModel, judgeBaseURL *string
 }
 
 // modelFlagNames are the flags that only mean something for --agent openai.
@@ -74,6 +84,10 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 	fs.Var(&af.headers, "header", "openai: a header 'Name: value' sent with every request; repeat for several (traces record the name only)")
 	af.callFormat = fs.String("tool-call-format", modelagent.FormatAuto, "openai: how tool calls written as text are read: "+strings.Join(modelagent.ToolCallFormats, ", "))
 	af.reasoning = fs.String("reasoning-history", modelagent.ReasoningAuto, "openai: whether past reasoning goes back to the model: keep, drop or auto (keep for DeepSeek and Kimi thinking models)")
+	af.userModel = fs.String("user-model", "", "the model that answers for the task's simulated users (default: their stand-ins)")
+	af.userBaseURL = fs.String("user-base-url", "", "the user model's base URL (default --base-url, else $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
+	af.judgeModel = fs.String("judge-model", "", "the model that judges for the judge() calls of the task's verifiers (default: their stand-ins)")
+	af.judgeBaseURL = fs.String("judge-base-url", "", "the judge model's base URL (default --base-url, else $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
 	return af
 }
 
@@ -148,17 +162,63 @@ func (o *optFloat) Set(s string) error {
 }
 
 // agentChoice is a checked agent selection: it makes one agent per episode, here or in a
-// worker (spec: everything but the key).
+// worker (spec: everything but the key), and names the models inside the task (spec's User and
+// Judge).
 type agentChoice struct {
 	name string
 	spec isolate.Agent
-	// cfg is the model's configuration in this process (openai only): the key, and OnRetry when
-	// something is told about the model's retries (for `run`).
+	// cfg is the model's configuration in this process (openai): the key, and OnRetry when
+	// something is told about the model's retries (for `run`). The user and judge models are sent
+	// with its key, client and hooks (isolate.ModelConfig); for another agent with such models it
+	// holds only the key.
 	cfg modelagent.Config
 }
 
 // choose checks the agent flags after parsing.
 func (af *agentFlags) choose() (*agentChoice, error) {
+	c, err := af.chooseAgent()
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]bool{}
+	af.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, m := range []struct {
+		role, model, baseURL string
+		dst                  **isolate.ModelSettings
+	}{{isolate.RoleUser, *af.userModel, *af.userBaseURL, &c.spec.User}, {isolate.RoleJudge, *af.judgeModel, *af.judgeBaseURL, &c.spec.Judge}} {
+		modelFlag, urlFlag := "--"+m.role+"-model", "--"+m.role+"-base-url"
+		switch {
+		case !given[m.role+"-model"]:
+			if given[m.role+"-base-url"] {
+				return nil, fmt.Errorf("%s: only with %s NAME", urlFlag, modelFlag)
+			}
+			continue
+		case strings.TrimSpace(m.model) == "":
+			return nil, fmt.Errorf("%s: the model name is empty", modelFlag)
+		}
+		baseURL, from := m.baseURL, urlFlag
+		if baseURL == "" {
+			baseURL, from = *af.baseURL, modelFlag // "" unless the agent is openai
+		}
+		cfg := modelagent.FromEnv(modelagent.Config{Model: strings.TrimSpace(m.model), BaseURL: baseURL}, os.Getenv)
+		if c.name == "openai" {
+			cfg.MaxRetries, cfg.Timeout = c.cfg.MaxRetries, c.cfg.Timeout
+		}
+		if _, err := modelagent.NewChat(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %s", from, strings.TrimPrefix(err.Error(), "modelagent: "))
+		}
+		if cfg.APIKey == "" && (cfg.BaseURL == "" || strings.TrimRight(cfg.BaseURL, "/") == modelagent.DefaultBaseURL) {
+			return nil, fmt.Errorf("OPENAI_API_KEY is not set; %s at %s needs it (for a local server, give %s or OPENAI_BASE_URL)",
+				modelFlag, modelagent.DefaultBaseURL, urlFlag)
+		}
+		*m.dst = isolate.SettingsOf(cfg)
+		c.cfg.APIKey = cfg.APIKey // the one key of the environment
+	}
+	return c, nil
+}
+
+// chooseAgent checks the flags of the agent.
+func (af *agentFlags) chooseAgent() (*agentChoice, error) {
 	given := map[string]bool{}
 	af.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	name := *af.agent
@@ -241,21 +301,41 @@ func (af *agentFlags) choose() (*agentChoice, error) {
 }
 
 // newAgent makes the agent of one episode of p in this process, and the system prompt it sends
-// ("" for agents that are not models).
+// ("" for agents that are not models); the models inside the task come with it
+// (isolate.WithModels).
 func (c *agentChoice) newAgent(p *episode.Prepared) (episode.Agent, string, error) {
-	return isolate.NewAgent(c.spec, c.cfg, p)
+	agent, system, err := isolate.NewAgent(c.spec, c.cfg, p)
+	if err != nil {
+		return nil, "", err
+	}
+	models, err := isolate.NewModels(c.spec, c.cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return isolate.WithModels(agent, models), system, nil
 }
 
 // manifest describes the agent for a rollout's manifest: what must not change when a rollout
-// is resumed (the base URL, the retry settings and the header values may). The settings added
+// is resumed (the base URLs, the retry settings and the header values may). The settings added
 // after the first manifests (top_p, stop, the extra body, the header names, the tool-call
-// format and the reasoning history) are written only when given, so that older rollouts
-// resume.
+// format, the reasoning history, the user and judge models) are written only when given, so
+// that older rollouts resume.
 func (c *agentChoice) manifest() *jsonv.Object {
 	o := jsonv.NewObject("agent", c.name)
-	if c.name != "openai" {
-		return o
+	if c.name == "openai" {
+		c.modelManifest(o)
 	}
+	if c.spec.User != nil {
+		o.Set("user_model", c.spec.User.Model)
+	}
+	if c.spec.Judge != nil {
+		o.Set("judge_model", c.spec.Judge.Model)
+	}
+	return o
+}
+
+// modelManifest adds the agent model's settings to a manifest.
+func (c *agentChoice) modelManifest(o *jsonv.Object) {
 	var temp, system jsonv.Value
 	if c.cfg.Temperature != nil {
 		temp = *c.cfg.Temperature
@@ -286,5 +366,4 @@ func (c *agentChoice) manifest() *jsonv.Object {
 	if r := cfg.ReasoningHistory; r != "" && r != modelagent.ReasoningAuto {
 		o.Set("reasoning_history", r)
 	}
-	return o
 }

@@ -111,7 +111,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		fmt.Fprintf(stdout, "%s\n", out.endLine)
 	} else {
-		printEnd(stdout, res)
+		out.printEnd(res)
 	}
 	if res.Err != nil {
 		fmt.Fprintf(stderr, "%s\n", res.Err)
@@ -174,6 +174,12 @@ type runOutput struct {
 	transcript      bool
 	turns           int
 	endLine         []byte // the trace's end event
+	// replied: the turn's reply is printed (a simulated user's answer to it does not repeat it);
+	// final: the final verifier's heading is printed (its judges come before the end)
+	replied, final bool
+	// doneWith is the agent's message a simulated user was satisfied with, printed before the
+	// reply that repeats it
+	doneWith *string
 }
 
 // begin prints the header of the transcript.
@@ -200,6 +206,13 @@ func (o *runOutput) line(raw []byte) {
 		Checks    []trace.Check   `json:"checks"`
 		CallsFrom string          `json:"calls_from"`
 		Note      string          `json:"note"`
+		// sim_user and judge events
+		Round  int    `json:"round"`
+		Said   string `json:"said"`
+		Done   bool   `json:"done"`
+		Source string `json:"source"`
+		Passed bool   `json:"passed"`
+		Reason string `json:"reason"`
 	}
 	if json.Unmarshal(raw, &ev) != nil {
 		return
@@ -213,7 +226,41 @@ func (o *runOutput) line(raw []byte) {
 	w := o.stdout
 	switch ev.Event {
 	case "user":
+		o.replied, o.doneWith = false, nil
 		fmt.Fprintf(w, "\n── turn %d of %d ──\nuser: %s\n", ev.Turn+1, o.turns, ev.Content)
+	case "sim_user":
+		if !o.replied {
+			fmt.Fprintf(w, "assistant: %s\n", ev.Said) // the agent's message went to the user
+			if ev.Done {
+				o.doneWith = &ev.Said
+			}
+		}
+		switch {
+		case !ev.Done:
+			fmt.Fprintf(w, "user (round %d): %s\n", ev.Round+1, ev.Content)
+		case ev.Source == "rounds":
+			fmt.Fprintf(w, "  (user has no more answers in this turn)\n")
+		default:
+			fmt.Fprintf(w, "  (user is satisfied)\n")
+		}
+	case "judge":
+		var judge struct {
+			Turn *int `json:"turn"` // null for the final verifier
+		}
+		json.Unmarshal(raw, &judge)
+		if judge.Turn == nil && !o.final {
+			o.final = true
+			fmt.Fprintln(w, "\n── final verifier ──")
+		}
+		verdict := "failed"
+		if ev.Passed {
+			verdict = "passed"
+		}
+		score := 0.0
+		if ev.Score != nil {
+			score = *ev.Score
+		}
+		fmt.Fprintf(w, "  judge: %s (%s) %s\n", verdict, episode.FormatScore(score), shorten(ev.Reason, 240))
 	case "assistant":
 		if ev.Content != "" && len(ev.ToolCalls) > 0 {
 			fmt.Fprintf(w, "  (assistant: %s)\n", shorten(ev.Content, 160))
@@ -244,7 +291,10 @@ func (o *runOutput) line(raw []byte) {
 			fmt.Fprintf(w, "    ← %s\n", shorten(ev.Content, 160))
 		}
 	case "reply":
-		fmt.Fprintf(w, "assistant: %s\n", ev.Content)
+		o.replied = true
+		if o.doneWith == nil || *o.doneWith != ev.Content {
+			fmt.Fprintf(w, "assistant: %s\n", ev.Content)
+		}
 	case "turn_end":
 		printItems(w, ev.Checks)
 		if ev.Truncated {
@@ -256,7 +306,9 @@ func (o *runOutput) line(raw []byte) {
 	}
 }
 
-func printEnd(w io.Writer, r *isolate.EpisodeResult) {
+// printEnd prints the final verifier's items and the verdict.
+func (o *runOutput) printEnd(r *isolate.EpisodeResult) {
+	w := o.stdout
 	end := r.End
 	var final []trace.Check
 	for _, c := range end.Checks {
@@ -265,7 +317,9 @@ func printEnd(w io.Writer, r *isolate.EpisodeResult) {
 		}
 	}
 	if len(final) > 0 {
-		fmt.Fprintln(w, "\n── final verifier ──")
+		if !o.final {
+			fmt.Fprintln(w, "\n── final verifier ──")
+		}
 		printItems(w, final)
 	}
 	verdict := "not passed"

@@ -153,10 +153,21 @@ func (r *Result) Warnings() []string {
 //   - every result (content, error, fault, state hash), user message (content, state, clock),
 //     turn verdict and the end. Texts are compared byte for byte: a result's content is the text
 //     the model was given, so the same JSON value encoded anew differs too.
+//   - the models inside the task (sim_user and judge events). A simulated user's stand-in and a
+//     judge's stand-in run again, so their answers and verdicts must be the recorded ones. The
+//     answers of a user model and the verdicts of a judge model are given back from the trace
+//     instead (no model is asked; see recordedModels), each to the exchange or judge() call that
+//     asks what the recorded one asked: the agent's message (said) and the request's SHA-256, or
+//     the turn, rubric, text and request's SHA-256; anything else asked is the divergence. An
+//     exchange the rounds ended (nobody was asked) is recomputed by the engine. Every field of
+//     every such event is compared too.
 //
 // What nothing can check: the text of a model's message other than each turn's last and its
 // token usage (nothing the episode runs depends on them), the system prompt, and the engine name.
-// Load gives only the task file: the files it loads are not checked (Notes say so).
+// An answer of a user model or a verdict of a judge model shows only through what depends on it:
+// the requests of the exchanges after it (they hold the answers before them), what the agent does
+// with it (an oracle's agent.ask), and the verifiers' checks. Load gives only the task file: the
+// files it loads are not checked (Notes say so).
 func Replay(ctx context.Context, events []Event, load Loader) (*Result, error) {
 	return replay(ctx, events, func(start *Start) (*dsl.Task, []byte, []Source, error) {
 		task, src, err := load(start.File, start.Task)
@@ -218,7 +229,7 @@ func replay(ctx context.Context, events []Event, load func(*Start) (task *dsl.Ta
 	if note != "" {
 		res.Notes = append(res.Notes, note)
 	}
-	r := p.Run(ctx, agent, episode.RunOptions{Observer: cmp})
+	r := p.Run(ctx, agent, episode.RunOptions{Observer: cmp, Models: cmp.recordedModels()})
 	cmp.end(r)
 	res.Divergence = cmp.div
 	return res, nil
@@ -323,6 +334,11 @@ func planOf(events []Event) *plan {
 		case *NotRun:
 			p.notRun[turn] = append(p.notRun[turn], b)
 			p.hasNot = true
+		case *SimUser:
+			// the agent's messages to the simulated user; the one after the reply is the engine's
+			if !replied[turn] {
+				s.Calls[turn] = append(s.Calls[turn], episode.ScriptedCall{Ask: true, Said: b.Said})
+			}
 		case *Reply:
 			s.Replies[turn] = b.Content
 			replied[turn] = true
@@ -385,12 +401,15 @@ func (r *rerun) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 
 // modelReplay is a model agent whose model answers with the recorded messages: it does what
 // runtime/modelagent's Agent.Turn does with each answer. It reports the message; a message
-// without tool calls ends the turn, with the turn's last non-empty text as the reply; otherwise
-// it runs the calls in order, skipping those whose arguments are not a JSON object
-// (modelagent.ParseArguments), and asks again. The trace does not record why a turn stopped
-// early (an answer cut off at the token limit, finish_reason length, runs none of its calls;
-// one past max_calls_per_turn ends the turn): in a turn recorded as truncated or ended by the
-// agent's error, the last message's calls run as far as the trace shows them running.
+// without tool calls ends the turn, with the turn's last non-empty text as the reply, unless the
+// turn's user is simulated and the message has text: then the text goes to the user
+// (TurnContext.Ask), and while the user is not done the turn goes on with the next recorded
+// message. A message with tool calls runs them in order, skipping those whose arguments are not
+// a JSON object (modelagent.ParseArguments), and asks again. The trace does not record why a
+// turn stopped early (an answer cut off at the token limit, finish_reason length, runs none of
+// its calls; one past max_calls_per_turn ends the turn): in a turn recorded as truncated or
+// ended by the agent's error, the last message's calls run as far as the trace shows them
+// running.
 type modelReplay struct {
 	plan *plan
 	cmp  *comparer
@@ -423,6 +442,16 @@ func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string
 		if len(a.ToolCalls) == 0 {
 			if final && truncated {
 				tc.Truncate() // a cut-off answer
+				return last, nil
+			}
+			if tc.Simulated() && a.Content != "" {
+				_, done, err := tc.Ask(a.Content)
+				if err != nil {
+					return "", err
+				}
+				if !done {
+					continue // the user's answer goes to the model, which answers with the next message
+				}
 			}
 			return last, nil
 		}
@@ -487,7 +516,7 @@ func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string
 		return last, nil
 	}
 	m.cmp.diverge(m.cmp.here(), i, []string{fmt.Sprintf("the model agent would ask the model for another message in turn %d "+
-		"(the last one asks for tools, or there is none), but the trace has none and does not end the turn by a cut-off or an error", i+1)})
+		"(the last one asks for tools or was answered by the simulated user, or there is none), but the trace has none and does not end the turn by a cut-off or an error", i+1)})
 	return "", errStop
 }
 
@@ -596,8 +625,25 @@ func (c *comparer) OnAssistant(turn int, m *episode.AssistantMessage) {
 	}
 }
 
-func (c *comparer) OnUserAsk(x *episode.UserAsk) {}
-func (c *comparer) OnJudge(j *episode.JudgeCall) {}
+func (c *comparer) OnUserAsk(x *episode.UserAsk) {
+	if ev, rec, ok := take[*SimUser](c, x.Turn); ok {
+		c.diverge(ev, x.Turn, diffEvents(rec, simUserOf(x)))
+	}
+}
+
+func (c *comparer) OnJudge(j *episode.JudgeCall) {
+	if ev, rec, ok := take[*Judge](c, turnOf(j.Turn)); ok {
+		c.diverge(ev, turnOf(j.Turn), diffEvents(rec, judgeOf(j)))
+	}
+}
+
+// turnOf is a verifier's turn, -1 for the task's final verifier.
+func turnOf(turn *int) int {
+	if turn == nil {
+		return -1
+	}
+	return *turn
+}
 
 func (c *comparer) OnNotRun(turn int, id, content string) {
 	if ev, rec, ok := take[*NotRun](c, turn); ok {
@@ -860,3 +906,168 @@ func (d *Divergence) String() string {
 	}
 	return b.String()
 }
+
+// recordedModels are the models inside the task for a replay: the user model and the judge model
+// whose answers the trace records (or whose failure ended it), given back from it, so that the
+// replay asks no model. A kind the trace records only stand-ins for (or nothing: a trace of an
+// older engine) is left to the stand-ins, which run again: nil.
+//
+// An exchange with the user model gets the answer (content, done, source, model) of the next
+// recorded event when that is a sim_user event that asked what the replay asks: the same turn,
+// said and request (its SHA-256). A judge() call gets the verdict (passed, score, reason, source,
+// model) of the next recorded event when that is a judge event of the same turn, rubric, text and
+// request. Anything else makes the replay diverge at that event, and the exchange fails. Where the
+// trace ends instead with the error that stopped the episode (a model that failed for good), the
+// exchange fails with that error, as it did.
+func (c *comparer) recordedModels() *episode.Models {
+	var user, judge bool
+	for _, ev := range c.expect {
+		switch b := ev.Body.(type) {
+		case *SimUser:
+			user = user || (b.Source != "stand-in" && b.Source != "rounds")
+		case *Judge:
+			judge = judge || b.Source != "stand-in"
+		case *End:
+			if b.Error == nil {
+				break
+			}
+			if m := modelFailed.FindStringSubmatch(b.Error.Message); m != nil && !strings.HasPrefix(m[3], "stand_in") {
+				user, judge = user || m[1] != "", judge || m[2] != ""
+			}
+		}
+	}
+	if !user && !judge {
+		return nil
+	}
+	m := &episode.Models{}
+	if user {
+		m.User = c.recordedAnswer
+	}
+	if judge {
+		m.Judge = c.recordedVerdict
+	}
+	return m
+}
+
+// modelFailed matches the message of an error that a model inside the task (or its stand-in,
+// when the rest starts with "stand_in") ended the episode with: the user's (1) or a judge's (2),
+// and the rest (3).
+var modelFailed = regexp.MustCompile(`^(?:(turn [0-9]+: simulated user: )|((?:turn [0-9]+ )?verifier: judge: ))(?s:(.*))`)
+
+// recordedAnswer answers an exchange with a simulated user from the trace (recordedModels).
+func (c *comparer) recordedAnswer(_ context.Context, x *episode.UserAsk) error {
+	what := fmt.Sprintf("the simulated user (turn %d)", x.Turn+1)
+	ev, ok := c.recorded("sim_user", x.Turn, what)
+	if !ok {
+		return c.failure(ev, fmt.Sprintf("turn %d: simulated user: ", x.Turn+1))
+	}
+	rec, ok := ev.Body.(*SimUser)
+	if !ok {
+		c.diverge(ev, ev.Turn(), []string{fmt.Sprintf("event: recorded %s, replayed sim_user: %s is asked %s", ev.Kind, what, quote(x.Said))})
+		return errStop
+	}
+	var diffs []string
+	switch {
+	case rec.Turn != x.Turn:
+		diffs = append(diffs, fmt.Sprintf("turn: recorded %d, replayed %d", rec.Turn+1, x.Turn+1))
+	case rec.Source == "rounds":
+		diffs = append(diffs, fmt.Sprintf("source: recorded rounds (nobody was asked: the user was done or its rounds spent), replayed: the user model is asked %s", quote(x.Said)))
+	case rec.Said != x.Said:
+		diffs = append(diffs, "the simulated user was asked something else:")
+		diffs = append(diffs, diffString("said", rec.Said, x.Said)...)
+	case rec.RequestSHA256 != x.RequestSHA256:
+		diffs = append(diffs, fmt.Sprintf("request_sha256: recorded %s, replayed %s: the request to the user model differs (its declaration, or the turn before this exchange)",
+			rec.RequestSHA256, x.RequestSHA256))
+		if rec.Request != nil {
+			diffs = append(diffs, diffJSON("request", rec.Request, x.Request)...)
+		}
+	}
+	if len(diffs) > 0 {
+		c.diverge(ev, rec.Turn, diffs)
+		return errStop
+	}
+	x.Content, x.Done, x.Source, x.Model = rec.Content, rec.Done, rec.Source, rec.Model
+	return nil
+}
+
+// recordedVerdict judges a judge() call from the trace (recordedModels).
+func (c *comparer) recordedVerdict(_ context.Context, j *episode.JudgeCall) error {
+	turn := turnOf(j.Turn)
+	what, prefix := "the judge of the final verifier", "verifier: judge: "
+	if j.Turn != nil {
+		what, prefix = fmt.Sprintf("the judge of turn %d", turn+1), fmt.Sprintf("turn %d verifier: judge: ", turn+1)
+	}
+	ev, ok := c.recorded("judge", turn, what)
+	if !ok {
+		return c.failure(ev, prefix)
+	}
+	rec, ok := ev.Body.(*Judge)
+	if !ok {
+		c.diverge(ev, ev.Turn(), []string{fmt.Sprintf("event: recorded %s, replayed judge: %s is asked about the rubric %s", ev.Kind, what, quote(j.Rubric))})
+		return errStop
+	}
+	var diffs []string
+	switch {
+	case turnOf(rec.Turn) != turn:
+		diffs = append(diffs, fmt.Sprintf("turn: recorded %s, replayed %s", verifierName(rec.Turn), verifierName(j.Turn)))
+	case rec.Rubric != j.Rubric || rec.Text != j.Text:
+		diffs = append(diffs, "the judge was asked something else:")
+		diffs = append(diffs, diffString("rubric", rec.Rubric, j.Rubric)...)
+		diffs = append(diffs, diffString("text", rec.Text, j.Text)...)
+	case rec.RequestSHA256 != j.RequestSHA256:
+		diffs = append(diffs, fmt.Sprintf("request_sha256: recorded %s, replayed %s: the request to the judge model differs", rec.RequestSHA256, j.RequestSHA256))
+		if rec.Request != nil {
+			diffs = append(diffs, diffJSON("request", rec.Request, j.Request)...)
+		}
+	}
+	if len(diffs) > 0 {
+		c.diverge(ev, turn, diffs)
+		return errStop
+	}
+	j.Passed, j.Score, j.Reason, j.Source, j.Model = rec.Passed, rec.Score, rec.Reason, rec.Source, rec.Model
+	return nil
+}
+
+// verifierName names the verifier of a turn for people.
+func verifierName(turn *int) string {
+	if turn == nil {
+		return "the final verifier"
+	}
+	return fmt.Sprintf("turn %d", *turn+1)
+}
+
+// recorded is the next recorded event, for a replayed exchange of the kind with the model what
+// names; ok is false when there is none to answer from: the replay already diverged, the trace
+// is over (the replay diverges), or its next event is the end that records the episode's error
+// (ev).
+func (c *comparer) recorded(kind string, turn int, what string) (ev Event, ok bool) {
+	switch {
+	case c.div != nil:
+		return Event{}, false
+	case c.next >= len(c.expect):
+		c.diverge(c.events[len(c.events)-1], turn, []string{fmt.Sprintf("the replay has a %s event (%s) that the trace does not", kind, what)})
+		return Event{}, false
+	}
+	ev = c.expect[c.next]
+	if end, isEnd := ev.Body.(*End); isEnd && end.Error != nil {
+		return ev, false
+	}
+	return ev, true
+}
+
+// failure is the error of an exchange that recorded cannot answer: the recorded error that ended
+// the episode at ev (an end event), with prefix, which the engine puts before it, taken off; or
+// errStop.
+func (c *comparer) failure(ev Event, prefix string) error {
+	end, ok := ev.Body.(*End)
+	if !ok || end.Error == nil {
+		return errStop
+	}
+	return &recordedError{code: end.Error.Code, msg: strings.TrimPrefix(end.Error.Message, prefix)}
+}
+
+// recordedError is the recorded failure of a model inside the task, with its diagnostic code.
+type recordedError struct{ code, msg string }
+
+func (e *recordedError) Error() string    { return e.msg }
+func (e *recordedError) DiagCode() string { return e.code }
