@@ -19,7 +19,8 @@ var rlExport = &exportKind{
 		"(the turn_end scores, null for a turn without a verifier), passed, error, messages (with the model's\n" +
 		"reasoning_content and the tool messages it was shown for calls not run), tools, and model_outputs\n" +
 		"when the model's server returned token ids or logprobs (per model message: message index,\n" +
-		"finish_reason, prompt_token_ids, completion_token_ids, logprobs).\n" +
+		"finish_reason, prompt_token_ids, completion_token_ids, logprobs), turn_rounds (per turn, how many\n" +
+		"answers a simulated user gave) and judges (every judge verdict: turn, rubric, passed, score, reason).\n" +
 		"--reward score|completion|passed (default score) chooses the reward (passed: 1.0 or 0.0).\n" +
 		"--advantage none|grpo|gdpo (default none): grpo adds \"advantage\", the reward normalised within its\n" +
 		"group, (r - mean) / (std + 1e-6) with the population std, 0 for a group of one or of equal rewards;\n" +

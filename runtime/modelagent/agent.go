@@ -402,7 +402,7 @@ type reading struct {
 func (a *Agent) read(t *turn, choice openai.ChatCompletionChoice) reading {
 	msg := choice.Message
 	sent := messageText(msg)
-	text, thought, _ := splitThink(sent)
+	text, thought, _ := SplitThink(sent)
 	r := reading{text: text, reasoning: joinReasoning(msg.ReasoningContent, thought)}
 	raw, problem := msg.ToolCalls, ""
 	switch {

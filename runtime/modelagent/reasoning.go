@@ -7,12 +7,12 @@ const (
 	thinkClose = "</think>"
 )
 
-// splitThink takes a leading <think>…</think> block out of a message's content: it returns the
+// SplitThink takes a leading <think>…</think> block out of a message's content: it returns the
 // rest (trimmed) and the block's text (trimmed). A content that starts inside the thinking, with
 // only a closing </think> (the template opened the block in the prompt), gives the text before
 // it; a block that is never closed (an answer cut off while thinking) is all thinking. ok is
 // false, and content is s as it is, when there is no such block.
-func splitThink(s string) (content, thought string, ok bool) {
+func SplitThink(s string) (content, thought string, ok bool) {
 	t := strings.TrimLeft(s, space)
 	if body, found := strings.CutPrefix(t, thinkOpen); found {
 		if k := strings.Index(body, thinkClose); k >= 0 {

@@ -161,7 +161,7 @@ func TestSplitThink(t *testing.T) {
 		{"no thinking", "no thinking", ""},
 		{"b <think>a</think>", "b <think>a</think>", ""},
 	} {
-		content, thought, _ := splitThink(c.in)
+		content, thought, _ := SplitThink(c.in)
 		assert.Equal(t, c.content, content, c.in)
 		assert.Equal(t, c.thought, thought, c.in)
 	}

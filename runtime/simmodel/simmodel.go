@@ -132,7 +132,7 @@ func messagesOf(request []jsonv.Value) ([]openai.ChatCompletionMessage, error) {
 // UserAnswer reads a user model's answer (see the package documentation): the user's message,
 // or done.
 func UserAnswer(text string) (content string, done bool) {
-	t := strings.TrimSpace(withoutThink(text))
+	t := strings.TrimSpace(withoutThinking(text))
 	if t == "" || isDone(t) {
 		return "", true
 	}
@@ -147,28 +147,15 @@ func isDone(line string) bool {
 	return strings.EqualFold(strings.TrimRight(strings.TrimSpace(line), ".!"), "DONE")
 }
 
-// withoutThink takes a leading <think>…</think> block out of an answer (a server without a
-// reasoning parser sends the model's thinking in its content). A content that starts inside the
-// thinking, with only the closing tag, loses what comes before it; a block never closed (an
-// answer cut off while thinking) leaves nothing.
-func withoutThink(s string) string {
-	const open, close = "<think>", "</think>"
-	t := strings.TrimSpace(s)
-	if body, ok := strings.CutPrefix(t, open); ok {
-		if k := strings.Index(body, close); k >= 0 {
-			return body[k+len(close):]
-		}
-		return ""
-	}
-	if k := strings.Index(s, close); k >= 0 && !strings.Contains(s[:k], open) {
-		return s[k+len(close):]
-	}
-	return s
+// withoutThinking is an answer without a leading <think> block (modelagent.SplitThink).
+func withoutThinking(text string) string {
+	content, _, _ := modelagent.SplitThink(text)
+	return content
 }
 
 // Verdict reads a judge model's answer (see the package documentation).
 func Verdict(text string) (passed bool, score float64, reason string) {
-	t := strings.TrimSpace(withoutThink(text))
+	t := strings.TrimSpace(withoutThinking(text))
 	if v, ok := findVerdict(clip(t, maxVerdictText)); ok {
 		return v.passed, v.score, v.reason
 	}
