@@ -16,7 +16,8 @@ import (
 
 // A hack is a wrong solution that a weak verifier would reward: the right keywords with false
 // statements, harm then undo, extra mail to outsiders. testdata/hacks/*.json record them, turn
-// by turn, as the calls and the reply an agent would make.
+// by turn, as the calls and the reply an agent would make (and, in a turn with a simulated user,
+// the questions it asks first).
 type hack struct {
 	Task  string `json:"task"`
 	Why   string `json:"why"`
@@ -26,6 +27,8 @@ type hack struct {
 			Args json.RawMessage `json:"args"`
 		} `json:"calls"`
 		Reply string `json:"reply"`
+		// Asks are the questions the agent puts to the turn's simulated user before its calls.
+		Asks []string `json:"asks"`
 	} `json:"turns"`
 }
 
@@ -67,6 +70,9 @@ func runRecorded(t *testing.T, glob string, pass bool) map[string]bool {
 			agent := &episode.Scripted{Label: "recorded"}
 			for _, turn := range h.Turns {
 				var calls []episode.ScriptedCall
+				for _, q := range turn.Asks {
+					calls = append(calls, episode.ScriptedCall{Ask: true, Said: q})
+				}
 				for _, c := range turn.Calls {
 					args := &jsonv.Object{}
 					if len(c.Args) > 0 {

@@ -36,6 +36,20 @@ type Task struct {
 }
 
 // Tool returns the task's tool of that name.
+// MultiTurn reports whether the user speaks more than once: the task has several turns, or a
+// turn's user is simulated (it answers the agent within the turn). Summaries split tasks by it.
+func (t *Task) MultiTurn() bool {
+	if len(t.Turns) > 1 {
+		return true
+	}
+	for _, turn := range t.Turns {
+		if turn != nil && turn.Sim != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *Task) Tool(name string) (*ToolSpec, bool) {
 	for _, s := range t.Tools {
 		if s.Name == name {

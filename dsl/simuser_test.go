@@ -55,6 +55,12 @@ func TestLoadSimulatedUser(t *testing.T) {
 	assert.Equal(t, "", turns[1].User)
 	assert.Equal(t, 3, turns[1].Sim.Rounds, "the default")
 	assert.Empty(t, turns[1].Sim.Facts)
+
+	// a task whose one turn has a simulated user is multi-turn: the user speaks more than once
+	assert.True(t, single.MultiTurn())
+	plain := load(t, map[string]string{"b.star": `task(name = "p", prompt = "hi", tools = ["fs"])`}, "b.star")
+	require.Empty(t, plain.Diags)
+	assert.False(t, plain.Tasks[0].MultiTurn())
 }
 
 // Every argument of simulated_user is checked when the file loads, and judge() is only allowed

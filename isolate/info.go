@@ -21,7 +21,10 @@ type TaskInfo struct {
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
 	Turns        int      `json:"turns,omitempty"`
-	Seed         int64    `json:"seed,omitempty"` // the task's own seed
+	// Simulated says a turn's user is simulated (dsl.Task.MultiTurn counts the task as
+	// multi-turn).
+	Simulated bool  `json:"simulated,omitempty"`
+	Seed      int64 `json:"seed,omitempty"` // the task's own seed
 	// Prompts holds the user messages given as strings, in turn order.
 	Prompts []string `json:"prompts"`
 	// Setup is a canonical text of the state right after setup: file paths and contents, mail,
@@ -38,6 +41,7 @@ func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) 
 		if turn.UserFn == nil {
 			ti.Prompts = append(ti.Prompts, turn.User)
 		}
+		ti.Simulated = ti.Simulated || turn.Sim != nil
 	}
 	if withSetup {
 		if p, d := episode.Prepare(ctx, t, episode.Options{Limits: lim}); d == nil {
@@ -49,7 +53,8 @@ func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) 
 
 // Stub is a description of the task for a process that does not load it (its episodes run in
 // workers): the name, the file, the capabilities and one turn per turn, with the user messages
-// that are strings. It has no functions: it cannot run.
+// that are strings (the first with an empty simulated user when one is simulated, so that
+// MultiTurn says what it says of the task). It has no functions: it cannot run.
 func (ti TaskInfo) Stub(rel string) *dsl.Task {
 	t := &dsl.Task{Name: ti.Name, Description: ti.Description, File: ti.File, Rel: rel,
 		Capabilities: ti.Capabilities, Seed: ti.Seed, SingleTurn: ti.Turns == 1}
@@ -57,6 +62,9 @@ func (ti TaskInfo) Stub(rel string) *dsl.Task {
 		turn := &dsl.Turn{}
 		if i < len(ti.Prompts) {
 			turn.User = ti.Prompts[i]
+		}
+		if i == 0 && ti.Simulated {
+			turn.Sim = &dsl.SimUser{}
 		}
 		t.Turns = append(t.Turns, turn)
 	}

@@ -30,7 +30,7 @@ type Summary struct {
 	// Ks are the k of pass@k and pass^k: 1 and Samples.
 	Ks    []int
 	Tasks []TaskSummary
-	// Overall is every task; SingleTurn and MultiTurn split them by their number of turns;
+	// Overall is every task; SingleTurn and MultiTurn split them by whether the user speaks more than once (several turns, or a simulated user: dsl.Task.MultiTurn);
 	// ByCapability has one group per capability named by some task, sorted by name (a task with
 	// several capabilities is in each of their groups).
 	Overall, SingleTurn, MultiTurn Group
@@ -53,8 +53,10 @@ type Estimates struct {
 
 // TaskSummary is one task's samples.
 type TaskSummary struct {
-	Task, File   string
-	Turns        int
+	Task, File string
+	Turns      int
+	// MultiTurn is dsl.Task.MultiTurn: several turns, or a simulated user.
+	MultiTurn    bool
 	Capabilities []string
 	// Scored samples, of which Passed passed; Failed and Interrupted samples have no trace.
 	Scored, Passed, Failed, Interrupted int
@@ -85,7 +87,7 @@ func Summarize(r *Result) *Summary {
 	byCap := map[string][]*TaskSummary{}
 	var all, single, multi []*TaskSummary
 	for _, tr := range r.Tasks {
-		ts := TaskSummary{Task: tr.Task.Name, File: tr.Task.File, Turns: len(tr.Task.Turns), Capabilities: tr.Task.Capabilities}
+		ts := TaskSummary{Task: tr.Task.Name, File: tr.Task.File, Turns: len(tr.Task.Turns), MultiTurn: tr.Task.MultiTurn(), Capabilities: tr.Task.Capabilities}
 		sum := 0.0
 		for i := range tr.Samples {
 			smp := &tr.Samples[i]
@@ -127,7 +129,7 @@ func Summarize(r *Result) *Summary {
 	for i := range s.Tasks {
 		ts := &s.Tasks[i]
 		all = append(all, ts)
-		if ts.Turns > 1 {
+		if ts.MultiTurn {
 			multi = append(multi, ts)
 		} else {
 			single = append(single, ts)

@@ -149,7 +149,7 @@ func capabilityTable(tasks []*dsl.Task, tax *dsl.Taxonomy) string {
 	}
 	single, multi := 0, 0
 	for _, t := range tasks {
-		if len(t.Turns) > 1 {
+		if t.MultiTurn() {
 			multi++
 		} else {
 			single++
@@ -161,7 +161,7 @@ func capabilityTable(tasks []*dsl.Task, tax *dsl.Taxonomy) string {
 				counts[c] = r
 				names = append(names, c)
 			}
-			if len(t.Turns) > 1 {
+			if t.MultiTurn() {
 				r.multi++
 			} else {
 				r.single++
