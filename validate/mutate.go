@@ -86,7 +86,7 @@ func withReply(o *oracleRun, turn int, reply string) []string {
 
 // replay runs a scripted episode without faults and notes what its verifiers asked about.
 func (v *taskCheck) replay(o *oracleRun, label string, calls [][]episode.ScriptedCall, replies []string) *episode.Result {
-	return v.runAgent(o, &episode.Scripted{Label: label, Calls: calls, Replies: replies}, episode.RunOptions{NoFaults: true})
+	return v.runAgent(o, &episode.Scripted{Label: label, Calls: calls, Replies: replies, Asks: o.asks}, episode.RunOptions{NoFaults: true})
 }
 
 func (v *taskCheck) runAgent(o *oracleRun, a episode.Agent, ro episode.RunOptions) *episode.Result {

@@ -401,6 +401,7 @@ func (v *taskCheck) run() {
 			calls[c.Turn] = append(calls[c.Turn], episode.ScriptedCall{Name: c.Name, Args: c.Args})
 		}
 	}
+	asks := oracleAsks(oracle)
 	changes := false
 	for _, c := range oracle.Calls {
 		if c.Succeeded() && c.Changed {
@@ -408,7 +409,7 @@ func (v *taskCheck) run() {
 		}
 	}
 	if changes {
-		ro := p.Run(v.ctx, &episode.Scripted{Label: "reply-only", Calls: make([][]episode.ScriptedCall, len(replies)), Replies: replies}, episode.RunOptions{NoFaults: true})
+		ro := p.Run(v.ctx, &episode.Scripted{Label: "reply-only", Calls: make([][]episode.ScriptedCall, len(replies)), Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
 		note(ro)
 		if ro.Err != nil {
 			v.runErr("reply-only", ro)
@@ -436,7 +437,7 @@ func (v *taskCheck) run() {
 				idx++
 			}
 		}
-		r := p.Run(v.ctx, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies}, episode.RunOptions{NoFaults: true})
+		r := p.Run(v.ctx, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
 		note(r)
 		if r.Err != nil {
 			v.runErr(fmt.Sprintf("the run without %s", callString(c)), r)
@@ -455,7 +456,7 @@ func (v *taskCheck) run() {
 	// Honest rewards: is the verifier sensitive to wrong content and extra actions, invariant
 	// under harmless rewrites of prose, awake to changes between turns, and is the reference
 	// fair (it uses nothing an agent could not have seen)?
-	base := &oracleRun{p: p, res: oracle, calls: calls, replies: replies, note: note}
+	base := &oracleRun{p: p, res: oracle, calls: calls, replies: replies, asks: asks, note: note}
 	v.checkHiddenInfo(base)
 	v.checkContent(base)
 	v.checkSideEffects(base)
@@ -482,6 +483,30 @@ func (v *taskCheck) run() {
 }
 
 // oracleRun is the passing reference episode the honest-reward checks start from.
+// oracleAsks are the messages the oracle sent to simulated users (agent.ask), per turn, each
+// placed before the successful call it came before: the replays of the validator send them at
+// the same place. The engine's own last exchange of a turn (the reply shown to the user) is
+// left out: a replay's reply goes to the user the same way.
+func oracleAsks(oracle *episode.Result) [][]episode.ScriptedAsk {
+	out := make([][]episode.ScriptedAsk, len(oracle.Turns))
+	for t, tr := range oracle.Turns {
+		asks := tr.Asks
+		if n := len(asks); n > 0 && tr.Answered && asks[n-1].Said == tr.Reply {
+			asks = asks[:n-1]
+		}
+		for _, x := range asks {
+			before := 0
+			for i, c := range oracle.Calls {
+				if i < x.Calls && c.Turn == t && c.Succeeded() {
+					before++
+				}
+			}
+			out[t] = append(out[t], episode.ScriptedAsk{Before: before, Said: x.Said})
+		}
+	}
+	return out
+}
+
 type oracleRun struct {
 	p   *episode.Prepared
 	res *episode.Result
@@ -489,6 +514,9 @@ type oracleRun struct {
 	// agent given both replays the oracle exactly.
 	calls   [][]episode.ScriptedCall
 	replies []string
+	// asks are the questions the oracle put to simulated users, placed by its calls, so that the
+	// replays ask them too (the answers a verifier may read in ep.asks).
+	asks [][]episode.ScriptedAsk
 	// note records which tools a run's verifiers asked about (for unused-tool); call it on every
 	// result of a mutation run.
 	note func(*episode.Result)

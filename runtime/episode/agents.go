@@ -182,12 +182,24 @@ type ScriptedCall struct {
 	Said string
 }
 
+// ScriptedAsk is a message a Scripted agent sends to the turn's simulated user before the turn's
+// call number Before (0-based in its Calls of the turn; at or past their end: after them all).
+type ScriptedAsk struct {
+	Before int
+	Said   string
+}
+
 // Scripted re-issues recorded calls (and messages to a simulated user) turn by turn and gives
-// recorded replies, whatever the tools and the user answer: the replay agent, and the validator's mutations (calls left out, replies only).
+// recorded replies, whatever the tools and the user answer: the replay agent, and the
+// validator's mutations (calls left out, replies only).
 type Scripted struct {
 	Label   string
 	Calls   [][]ScriptedCall // per turn
 	Replies []string         // per turn
+	// Asks are, per turn, messages to the simulated user placed by the index of a call, so that
+	// a list of calls with one left out or changed keeps its questions (the validator's
+	// mutations of a reference that asks).
+	Asks [][]ScriptedAsk
 	// Truncated marks turns that end as truncated after their calls (a replay of a trace whose
 	// agent ran into max_calls_per_turn).
 	Truncated []bool
@@ -198,8 +210,24 @@ type Scripted struct {
 func (s *Scripted) Name() string { return s.Label }
 
 func (s *Scripted) Turn(ctx context.Context, tc *TurnContext) (string, error) {
+	var asks []ScriptedAsk
+	if tc.Index < len(s.Asks) {
+		asks = s.Asks[tc.Index]
+	}
+	askUpTo := func(j int) error { // sends the asks placed before call j
+		for len(asks) > 0 && asks[0].Before <= j {
+			if _, _, err := tc.Ask(asks[0].Said); err != nil {
+				return err
+			}
+			asks = asks[1:]
+		}
+		return nil
+	}
 	if tc.Index < len(s.Calls) {
-		for _, c := range s.Calls[tc.Index] {
+		for j, c := range s.Calls[tc.Index] {
+			if err := askUpTo(j); err != nil {
+				return "", err
+			}
 			if c.Ask {
 				if _, _, err := tc.Ask(c.Said); err != nil {
 					return "", err
@@ -212,6 +240,11 @@ func (s *Scripted) Turn(ctx context.Context, tc *TurnContext) (string, error) {
 				}
 				return "", err
 			}
+		}
+	}
+	if len(asks) > 0 {
+		if err := askUpTo(int(^uint(0) >> 1)); err != nil {
+			return "", err
 		}
 	}
 	if tc.Index < len(s.Errors) && s.Errors[tc.Index] != nil {

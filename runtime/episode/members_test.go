@@ -35,7 +35,7 @@ func TestEpAndAgentMembersAreTheReference(t *testing.T) {
 		sigs[f.Name] = f.Signature()
 	}
 	assert.Equal(t, map[string]string{
-		"ep.turn": "ep.turn", "ep.replies": "ep.replies", "ep.reply": "ep.reply", "ep.calls": "ep.calls",
+		"ep.turn": "ep.turn", "ep.replies": "ep.replies", "ep.reply": "ep.reply", "ep.calls": "ep.calls", "ep.asks": "ep.asks",
 		"ep.called":  "ep.called(name, /, **args)",
 		"agent.call": "agent.call(name, /, **args)", "agent.reply": "agent.reply(text)", "agent.ask": "agent.ask(message)",
 	}, sigs)

@@ -592,7 +592,7 @@ func (e *run) epValue() starlark.Value {
 	if len(replies) > 0 {
 		last = replies[len(replies)-1]
 	}
-	return &epValue{turn: e.turn, replies: starlark.NewList(replies), reply: last, raw: e.res.Calls, queried: e.queried}
+	return &epValue{turn: e.turn, replies: starlark.NewList(replies), reply: last, raw: e.res.Calls, turns: e.res.Turns, queried: e.queried}
 }
 
 func callValue(c *Call) starlark.Value {
@@ -621,6 +621,8 @@ type epValue struct {
 	reply   starlark.Value
 	calls   *starlark.List
 	raw     []*Call
+	turns   []*TurnResult
+	asks    *starlark.List
 	queried map[string]bool
 }
 
@@ -648,6 +650,9 @@ var epMembers = dsl.NewMembers("ep",
 	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.calls",
 		Doc: "Every tool call attempt so far, as structs with `id`, `name`, `args` (a dict, as the agent sent them), `result` (decoded, or None), `error` (a string, or None), `fault` (an injected transient error) and `turn`."},
 		Get: (*epValue).callList},
+	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.asks",
+		Doc: "Every exchange with a simulated user so far, in order, as structs with `turn`, `round` (the user's answers before it in the turn), `said` (the agent's message), `answer` (\"\" when the user was done), `done` and `source` (`stand-in`, `model`, or `rounds` when they were spent). A verifier can require that a fact was asked for before it was used; the last exchange of a turn is the reply shown to the user."},
+		Get: (*epValue).askList},
 	dsl.Member[*epValue]{Func: dsl.Func{Name: "ep.called", Params: []dsl.Param{dsl.Req("name"), dsl.Rest("args")},
 		Doc: "How many calls to `name` succeeded with at least these argument values."},
 		Call: (*epValue).called},
@@ -663,6 +668,27 @@ func (v *epValue) callList() starlark.Value {
 		v.calls = starlark.NewList(calls)
 	}
 	return v.calls
+}
+
+// askList is ep.asks, built on first use.
+func (v *epValue) askList() starlark.Value {
+	if v.asks == nil {
+		var asks []starlark.Value
+		for _, t := range v.turns {
+			for _, x := range t.Asks {
+				asks = append(asks, starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+					"turn":   starlark.MakeInt(x.Turn),
+					"round":  starlark.MakeInt(x.Round),
+					"said":   starlark.String(x.Said),
+					"answer": starlark.String(x.Content),
+					"done":   starlark.Bool(x.Done),
+					"source": starlark.String(x.Source),
+				}))
+			}
+		}
+		v.asks = starlark.NewList(asks)
+	}
+	return v.asks
 }
 
 // called counts successful calls to name whose arguments include the given values.

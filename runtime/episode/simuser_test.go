@@ -576,3 +576,37 @@ func TestSimulatedUserDeterministic(t *testing.T) {
 	assert.Equal(t, r1.Items, r2.Items)
 	assert.Equal(t, fmt.Sprint(r1.Score), fmt.Sprint(r2.Score))
 }
+
+// Asks placed by call index are sent before that call, the rest after the last call; a verifier
+// reads them in ep.asks.
+func TestScriptedAsksPlacedAndEpAsks(t *testing.T) {
+	src := strings.Replace(simTasks, `task(name = "clarify", prompt = ann, tools = ["fs"], solution = _solve, verify = _verify)`,
+		`task(name = "clarify", prompt = ann, tools = ["fs"], solution = _solve, verify = _verify)
+
+def _asked(ws, ep):
+    budget = [a for a in ep.asks if "budget" in a.said and a.answer]
+    check(len(budget) == 1 and budget[0].round == 0 and budget[0].source == "stand-in" and not budget[0].done, "the budget was asked for: %s" % ep.asks)
+    check(ep.asks[-1].done and ep.asks[-1].said == ep.reply, "the reply went to the user last")
+
+task(name = "asked", prompt = ann, tools = ["fs"], solution = _solve, verify = _asked)`, 1)
+	r, _ := runWith(t, src, "asked", episode.Oracle{}, nil)
+	require.Nil(t, r.Err)
+	assert.True(t, r.Passed, "%v", r.Items)
+
+	list := &episode.Call{Name: "fs_list", Args: jsonv.NewObject("path", "/")}
+	s := &episode.Scripted{Label: "placed", Replies: []string{r.Turns[0].Reply},
+		Calls: [][]episode.ScriptedCall{{{Name: list.Name, Args: list.Args}, {Name: r.Calls[0].Name, Args: r.Calls[0].Args}}},
+		Asks:  [][]episode.ScriptedAsk{{{Before: 1, Said: "What budget do we have?"}, {Before: 9, Said: "Is that all?"}}}}
+	again, rec := runWith(t, src, "asked", s, nil)
+	require.Nil(t, again.Err)
+	assert.Equal(t, []string{"user", "call", "ask", "call", "ask", "reply", "ask", "turn_end"}, rec.events)
+	assert.Equal(t, 1, again.Turns[0].Asks[0].Calls, "asked after the first call")
+	assert.Equal(t, 2, again.Turns[0].Asks[1].Calls, "the trailing ask comes after every call")
+	assert.True(t, again.Passed, "%v", again.Items)
+
+	none := &episode.Scripted{Label: "guess", Replies: []string{r.Turns[0].Reply},
+		Calls: [][]episode.ScriptedCall{{{Name: r.Calls[0].Name, Args: r.Calls[0].Args}}}}
+	guessed, _ := runWith(t, src, "asked", none, nil)
+	require.Nil(t, guessed.Err)
+	assert.False(t, guessed.Passed, "an agent that never asked fails the verifier that reads ep.asks")
+}
