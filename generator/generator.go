@@ -1,9 +1,10 @@
 // Package generator synthesises tasks with a model (SPEC §8): for each wanted task it builds a
 // prompt from the language reference, the capability descriptions, corpus examples and a
 // scenario drawn from the seed; asks the model for one Starlark file; validates the candidate in
-// an isolated worker; sends the diagnostics back until the file is clean or the rounds are
-// spent; rejects duplicates of the corpus and of earlier tasks; and writes the accepted files
-// and a manifest that lets a killed run resume.
+// an isolated worker (one with a simulated user or a judge with their stand-ins, then with the
+// model answering for them too); sends the diagnostics back until the file is clean or the
+// rounds are spent; rejects duplicates of the corpus and of earlier tasks; and writes the
+// accepted files and a manifest that lets a killed run resume.
 //
 // Attempt i of a run uses the seed Seed+i. Attempts run side by side (Jobs at once) but are
 // committed in attempt order, and attempt i sees, as "already written", exactly the tasks
@@ -31,6 +32,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/refdoc"
 	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -65,8 +67,14 @@ type Options struct {
 	Seed int64
 	// Pool validates the candidates (required).
 	Pool *isolate.Pool
-	// Model configures the endpoint (Model is required unless Replay gives it).
+	// Model configures the endpoint (Model is required unless Replay gives it). It also answers
+	// for the simulated users and judges of a candidate when the validator checks it with models
+	// (validate.Options.Models), unless StandInsOnly: its requests are then made from this
+	// process, with the key, and recorded in and replayed from the cassette like the others.
 	Model modelagent.Config
+	// StandInsOnly validates the candidates with the stand-ins of their simulated users and
+	// judges only, as `coworkenv validate` without models does.
+	StandInsOnly bool
 	// Record writes every model exchange to this cassette; Replay answers from one instead of
 	// the endpoint.
 	Record, Replay string
@@ -184,6 +192,9 @@ type gen struct {
 	accepted []*entry          // in attempt order
 	desc     map[string]string // accepted task → description
 	client   *http.Client
+	// models answer for the simulated users and judges of the candidates in validation (the
+	// model of the run); nil with StandInsOnly.
+	models *isolate.TaskModels
 }
 
 // ErrUsage marks errors in the options (the command line exits 2 on them).
@@ -400,6 +411,10 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 	}
 	if _, err := modelagent.NewChat(g.opts.Model); err != nil {
 		return nil, 0, nil, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "modelagent: "))
+	}
+	if !opts.StandInsOnly {
+		s := isolate.SettingsOf(g.opts.Model)
+		g.models = &isolate.TaskModels{User: s, Judge: s, Base: g.opts.Model}
 	}
 	return g, start, records, closeFn, nil
 }
@@ -650,11 +665,18 @@ func (g *gen) evaluate(ctx context.Context, src string, known []*entry) (*evalua
 		ev.diags = []dsl.Diagnostic{duplicateDiag(e, -1)}
 		return ev, nil
 	}
-	res, err := g.opts.Pool.Run(ctx, isolate.Job{Files: g.candidateFiles(src), Check: []string{CandidateFile}, Setup: true})
+	res, err := g.opts.Pool.Run(ctx, isolate.Job{Files: g.candidateFiles(src), Check: []string{CandidateFile}, Setup: true, Models: g.models})
 	if err != nil {
 		return nil, err
 	}
 	for _, tr := range res.Report.Tasks {
+		for _, d := range tr.Diagnostics {
+			if d.Code == episode.ModelError {
+				// the model failed, not the candidate: the run stops, as on any failure of the
+				// model, and resumes with this attempt
+				return nil, fmt.Errorf("validating the candidate with the model as its simulated user and judge: %s", d.Message)
+			}
+		}
 		ev.diags = append(ev.diags, tr.Diagnostics...)
 	}
 	loaded := len(res.Report.Tasks) > 0 && res.Report.Tasks[0].Task != ""

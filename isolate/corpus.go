@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -93,11 +96,76 @@ func FilesFor(c *dsl.Corpus, support map[string][]byte, rel string) (map[string]
 	return files, nil
 }
 
+// TaskModels are models that answer for the simulated users and judges of the tasks a
+// validation checks, beside their stand-ins (validate.Options.Models): the user and judge models
+// an episode's Agent names, for a validation. A worker is given their settings only; their
+// requests come back through this process, which sends each with Base's key and HTTP client to
+// that model's base URL and nowhere else (ModelConfig), and waits here between their retries
+// (Base.Sleep; Base.OnRetry is told), a time that does not count against the worker's limit.
+type TaskModels struct {
+	// User and Judge are the settings of the user and judge models (SettingsOf); nil leaves
+	// that one to the stand-ins.
+	User, Judge *ModelSettings
+	// Base is the configuration the requests are sent with in this process: the key, the HTTP
+	// client, the waits between retries (as Host.Model is for an episode's task models).
+	Base modelagent.Config
+}
+
+func (m *TaskModels) agent() Agent { return Agent{User: m.User, Judge: m.Judge} }
+
+// Models are the models in this process, for a validation here (validate.Options.Models); nil
+// for nil.
+func (m *TaskModels) Models() (*episode.Models, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return NewModels(m.agent(), m.Base)
+}
+
+// serve answers a call of the models in a worker: a request of the user or judge model
+// ("user.http", "judge.http"), or a wait between retries.
+func (m *TaskModels) serve(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	role, method, inside := strings.Cut(method, ".")
+	switch {
+	case !inside && role == "sleep":
+		return serveModel(ctx, m.Base, role, params)
+	case !inside:
+		return nil, fmt.Errorf("a validation serves no %q calls", role)
+	}
+	cfg, err := taskModel(m.agent(), role, m.Base)
+	if err != nil {
+		return nil, err
+	}
+	return serveModel(ctx, cfg, method, params)
+}
+
+// message passes the retries the worker tells of on to Base.OnRetry.
+func (m *TaskModels) message(msg *message) {
+	if msg.Retry != nil && m.Base.OnRetry != nil {
+		m.Base.OnRetry(msg.Retry.Attempt, msg.Retry.Delay, errors.New(msg.Retry.Reason))
+	}
+}
+
+// ValidateOptions tune ValidateCorpusWith.
+type ValidateOptions struct {
+	// Progress, when set, is called after each file with the count done and the total.
+	Progress func(done, total int)
+	// Models, when set, are the models the validator also runs the tasks against.
+	Models *TaskModels
+}
+
 // ValidateCorpus is validate.Corpus with every task file checked in a worker of the pool: the
 // same report, in the same order (the taxonomy's own diagnostics first, then files in path
 // order, then tasks in declaration order), with a task name that an earlier file already
 // declared reported as a schema error on the later one.
 func ValidateCorpus(ctx context.Context, p *Pool, c *dsl.Corpus, files []string, progress func(done, total int)) (*validate.Report, error) {
+	return ValidateCorpusWith(ctx, p, c, files, ValidateOptions{Progress: progress})
+}
+
+// ValidateCorpusWith is ValidateCorpus with options: with Models, it is validate.Corpus with
+// validate.Options.Models set to those models (their requests sent from this process).
+func ValidateCorpusWith(ctx context.Context, p *Pool, c *dsl.Corpus, files []string, opts ValidateOptions) (*validate.Report, error) {
+	progress := opts.Progress
 	if files == nil {
 		var err error
 		if files, err = c.TaskFiles(); err != nil {
@@ -120,7 +188,7 @@ func ValidateCorpus(ctx context.Context, p *Pool, c *dsl.Corpus, files []string,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			job := Job{Display: c.Display, Check: []string{rel}}
+			job := Job{Display: c.Display, Check: []string{rel}, Models: opts.Models}
 			if _, err := c.ReadSource(rel); err != nil {
 				// the file cannot be read (a link out of the root): its report is that load
 				// diagnostic, and nothing runs to make it

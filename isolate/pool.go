@@ -12,7 +12,8 @@
 // per event as it happens, so the pool writes the trace; a model agent in a worker sends its
 // HTTP requests through the pool, which holds the key (the worker's environment has none), and
 // the time the pool spends on them does not count against the worker's time limit. So do the
-// models that answer for a task's simulated users and judges (Agent.User, Agent.Judge).
+// models that answer for a task's simulated users and judges (Agent.User, Agent.Judge; in a
+// validation, Job.Models).
 //
 // A worker that outlives the time limit is killed and the request gets `timeout`; one that runs
 // out of memory (the runtime's "out of memory" fatal error under RLIMIT_DATA, its own memory
@@ -165,6 +166,10 @@ type Job struct {
 	InfoOnly bool
 	// Setup asks for TaskInfo.Setup (it runs each task's setup once more).
 	Setup bool
+	// Models, when set, are models the validator also runs the checked tasks against
+	// (validate.Options.Models; not for InfoOnly): the worker is given their settings, and their
+	// requests come back through this process (TaskModels).
+	Models *TaskModels
 }
 
 // Result is the answer to a job.
@@ -194,7 +199,12 @@ var errClosed = errors.New("isolate: the pool is closed")
 func (p *Pool) Run(ctx context.Context, job Job) (*Result, error) {
 	start := time.Now()
 	req := &request{Display: job.Display, Files: job.Files, Check: job.Check, Validate: !job.InfoOnly, Setup: job.Setup}
-	resp, st, err := p.do(ctx, req, &session{subject: "the file"})
+	sess := &session{subject: "the file"}
+	if m := job.Models; m != nil && !job.InfoOnly {
+		req.Models = &modelSettings{User: m.User, Judge: m.Judge}
+		sess.call, sess.message = m.serve, m.message
+	}
+	resp, st, err := p.do(ctx, req, sess)
 	switch {
 	case err != nil:
 		return nil, err

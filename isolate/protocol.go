@@ -30,6 +30,10 @@ type request struct {
 	// when Setup is set) for the task facts.
 	Validate bool `json:"validate"`
 	Setup    bool `json:"setup"`
+	// Models, with Validate, are the settings of the models the validator also runs the tasks
+	// against (validate.Options.Models); their requests come back to the pool as calls
+	// "user.http" and "judge.http", as an episode's do.
+	Models *modelSettings `json:"models,omitempty"`
 	// Episode runs one episode of a task of the files instead; Replay replays a trace.
 	Episode *episodeRequest `json:"episode,omitempty"`
 	Replay  *replayRequest  `json:"replay,omitempty"`
@@ -40,6 +44,14 @@ type request struct {
 	// a little after it, in case the pool is gone. Time the pool spends answering the worker's
 	// calls does not count.
 	TimeLimitMS int64 `json:"time_limit_ms"`
+}
+
+// modelSettings are the settings of the models inside a task that a request names: the user
+// model and the judge model, nil for one left to the stand-ins. They hold no secret (see
+// ModelSettings).
+type modelSettings struct {
+	User  *ModelSettings `json:"user,omitempty"`
+	Judge *ModelSettings `json:"judge,omitempty"`
 }
 
 // inbound is any line the pool writes: a request, the answer to a call of the worker, or the

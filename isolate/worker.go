@@ -252,7 +252,16 @@ func handle(ctx context.Context, req *request, c *conn) *response {
 	}
 	resp := &response{Tasks: []TaskInfo{}}
 	if req.Validate {
-		rep, err := validate.Corpus(ctx, corp, req.Check, validate.Options{Jobs: 1, Limits: lim})
+		opts := validate.Options{Jobs: 1, Limits: lim}
+		if m := req.Models; m != nil {
+			models, err := workerModels(Agent{User: m.User, Judge: m.Judge}, c)
+			if err != nil {
+				resp.Error = err.Error()
+				return resp
+			}
+			opts.Models = models
+		}
+		rep, err := validate.Corpus(ctx, corp, req.Check, opts)
 		if err != nil {
 			resp.Error = err.Error()
 			return resp

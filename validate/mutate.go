@@ -90,7 +90,7 @@ func (v *taskCheck) replay(o *oracleRun, label string, calls [][]episode.Scripte
 }
 
 func (v *taskCheck) runAgent(o *oracleRun, a episode.Agent, ro episode.RunOptions) *episode.Result {
-	r := o.p.Run(v.ctx, a, ro)
+	r := v.episode(o.p, a, ro)
 	o.note(r)
 	return r
 }

@@ -1,6 +1,8 @@
 // Package validate runs every check of SPEC §5 on tasks and reports diagnostics that people
 // and models can act on: whether a task loads, is solvable, not trivial, deterministic, and
-// checked by a verifier that really looks (verifier mutation).
+// checked by a verifier that really looks (verifier mutation). Given models for the tasks'
+// simulated users and judges (Options.Models), it checks the tasks that have them once more with
+// the models answering.
 package validate
 
 import (
@@ -26,7 +28,18 @@ type Options struct {
 	Limits dsl.Limits
 	// Progress, when set, is called after each file with the count done and the total.
 	Progress func(done, total int)
+	// Models, when set, are models that answer for the tasks' simulated users and judges
+	// (episode.RunOptions.Models). Every task is checked with its stand-ins as without them, so
+	// that the offline verdict never depends on a model; a task that has a simulated user (for
+	// Models.User) or whose verifiers asked a judge in that check (for Models.Judge) is then
+	// checked again with the models answering in every run: the reference, the noop and the
+	// mutations. What only that second check finds is reported with the message prefixed by
+	// ModelsPrefix; a model's request that fails for good is reported once, as model-error.
+	Models *episode.Models
 }
+
+// ModelsPrefix begins the message of a diagnostic found only with Options.Models answering.
+const ModelsPrefix = "with the task models: "
 
 // RunSummary is the outcome of one reference episode.
 type RunSummary struct {
@@ -261,7 +274,13 @@ func Task(ctx context.Context, t *dsl.Task, opts Options) *TaskReport {
 		opts.Limits = dsl.DefaultLimits
 	}
 	v := &taskCheck{ctx: ctx, t: t, opts: opts, rep: &TaskReport{Task: t.Name, File: t.File}}
+	if opts.Models != nil {
+		v.watch = &judgeWatch{}
+	}
 	v.run()
+	if opts.Models != nil && needsModels(t, opts.Models, v.watch.judged) {
+		v.checkWithModels()
+	}
 	sortDiags(v.rep.Diagnostics)
 	return v.rep
 }
@@ -271,6 +290,23 @@ type taskCheck struct {
 	t    *dsl.Task
 	opts Options
 	rep  *TaskReport
+	// models answer for the task's simulated users and judges in every run of this check (nil:
+	// the stand-ins do).
+	models *episode.Models
+	// watch, when set, sees every run of this check (to learn whether a judge was asked).
+	watch *judgeWatch
+}
+
+// episode runs agent from p with the options of this check: its models, and its watch.
+func (v *taskCheck) episode(p *episode.Prepared, agent episode.Agent, ro episode.RunOptions) *episode.Result {
+	ro.Models = v.models
+	switch {
+	case v.watch != nil && ro.Observer != nil:
+		ro.Observer = episode.Observers{ro.Observer, v.watch}
+	case v.watch != nil:
+		ro.Observer = v.watch
+	}
+	return p.Run(v.ctx, agent, ro)
 }
 
 func (v *taskCheck) add(d dsl.Diagnostic) {
@@ -317,7 +353,7 @@ func (v *taskCheck) run() {
 		return
 	}
 
-	noop := p.Run(v.ctx, episode.Noop{}, episode.RunOptions{})
+	noop := v.episode(p, episode.Noop{}, episode.RunOptions{})
 	v.rep.Noop = &RunSummary{Score: noop.Score, Passed: noop.Passed}
 	queried := map[string]bool{}
 	note := func(r *episode.Result) {
@@ -355,7 +391,7 @@ func (v *taskCheck) run() {
 		return
 	}
 
-	oracle := p.Run(v.ctx, episode.Oracle{}, episode.RunOptions{})
+	oracle := v.episode(p, episode.Oracle{}, episode.RunOptions{})
 	v.rep.Oracle = &RunSummary{Score: oracle.Score, Passed: oracle.Passed}
 	note(oracle)
 	if oracle.Err != nil {
@@ -372,10 +408,14 @@ func (v *taskCheck) run() {
 			v.add(dsl.NewDiag("fault-never-fires", fmt.Sprintf("the task declares faults, and the reference episode meets none in %d calls: raise the rate, list the tools the reference calls, or fail a given attempt with \"nth\": {\"TOOL\": [1]}", len(oracle.Calls))))
 		}
 	}
-	oracle2 := p2.Run(v.ctx, episode.Oracle{}, episode.RunOptions{})
-	if diff := compareRuns(oracle, oracle2); diff != "" {
-		v.add(dsl.NewDiag("nondeterministic", "two oracle episodes differ: "+diff))
-		return
+	// Two oracle episodes must agree; not with models answering, which need not say the same
+	// twice (the check with the stand-ins has compared them).
+	if v.models == nil {
+		oracle2 := v.episode(p2, episode.Oracle{}, episode.RunOptions{})
+		if diff := compareRuns(oracle, oracle2); diff != "" {
+			v.add(dsl.NewDiag("nondeterministic", "two oracle episodes differ: "+diff))
+			return
+		}
 	}
 	if !oracle.Passed {
 		msg := fmt.Sprintf("the oracle episode does not pass (score %s < pass_threshold %s); failed: %s",
@@ -409,7 +449,7 @@ func (v *taskCheck) run() {
 		}
 	}
 	if changes {
-		ro := p.Run(v.ctx, &episode.Scripted{Label: "reply-only", Calls: make([][]episode.ScriptedCall, len(replies)), Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
+		ro := v.episode(p, &episode.Scripted{Label: "reply-only", Calls: make([][]episode.ScriptedCall, len(replies)), Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
 		note(ro)
 		if ro.Err != nil {
 			v.runErr("reply-only", ro)
@@ -437,7 +477,7 @@ func (v *taskCheck) run() {
 				idx++
 			}
 		}
-		r := p.Run(v.ctx, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
+		r := v.episode(p, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
 		note(r)
 		if r.Err != nil {
 			v.runErr(fmt.Sprintf("the run without %s", callString(c)), r)

@@ -60,8 +60,7 @@ type agentFlags struct {
 	callFormat  *string
 	reasoning   *string
 	// the models inside the task
-	userModel, userBaseURL   *string
-	judgeModel, judgeBaseURL *string
+	taskModels *taskModelFlags
 }
 
 // modelFlagNames are the flags that only mean something for --agent openai.
@@ -84,10 +83,7 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 	fs.Var(&af.headers, "header", "openai: a header 'Name: value' sent with every request; repeat for several (traces record the name only)")
 	af.callFormat = fs.String("tool-call-format", modelagent.FormatAuto, "openai: how tool calls written as text are read: "+strings.Join(modelagent.ToolCallFormats, ", "))
 	af.reasoning = fs.String("reasoning-history", modelagent.ReasoningAuto, "openai: whether past reasoning goes back to the model: keep, drop or auto (keep for DeepSeek and Kimi thinking models)")
-	af.userModel = fs.String("user-model", "", "the model that answers for the task's simulated users (default: their stand-ins)")
-	af.userBaseURL = fs.String("user-base-url", "", "the user model's base URL (default --base-url, else $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
-	af.judgeModel = fs.String("judge-model", "", "the model that judges for the judge() calls of the task's verifiers (default: their stand-ins)")
-	af.judgeBaseURL = fs.String("judge-base-url", "", "the judge model's base URL (default --base-url, else $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
+	af.taskModels = addTaskModelFlags(fs, true)
 	return af
 }
 
@@ -180,39 +176,17 @@ func (af *agentFlags) choose() (*agentChoice, error) {
 	if err != nil {
 		return nil, err
 	}
-	given := map[string]bool{}
-	af.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, m := range []struct {
-		role, model, baseURL string
-		dst                  **isolate.ModelSettings
-	}{{isolate.RoleUser, *af.userModel, *af.userBaseURL, &c.spec.User}, {isolate.RoleJudge, *af.judgeModel, *af.judgeBaseURL, &c.spec.Judge}} {
-		modelFlag, urlFlag := "--"+m.role+"-model", "--"+m.role+"-base-url"
-		switch {
-		case !given[m.role+"-model"]:
-			if given[m.role+"-base-url"] {
-				return nil, fmt.Errorf("%s: only with %s NAME", urlFlag, modelFlag)
-			}
-			continue
-		case strings.TrimSpace(m.model) == "":
-			return nil, fmt.Errorf("%s: the model name is empty", modelFlag)
-		}
-		baseURL, from := m.baseURL, urlFlag
-		if baseURL == "" {
-			baseURL, from = *af.baseURL, modelFlag // "" unless the agent is openai
-		}
-		cfg := modelagent.FromEnv(modelagent.Config{Model: strings.TrimSpace(m.model), BaseURL: baseURL}, os.Getenv)
-		if c.name == "openai" {
-			cfg.MaxRetries, cfg.Timeout = c.cfg.MaxRetries, c.cfg.Timeout
-		}
-		if _, err := modelagent.NewChat(cfg); err != nil {
-			return nil, fmt.Errorf("%s: %s", from, strings.TrimPrefix(err.Error(), "modelagent: "))
-		}
-		if cfg.APIKey == "" && (cfg.BaseURL == "" || strings.TrimRight(cfg.BaseURL, "/") == modelagent.DefaultBaseURL) {
-			return nil, fmt.Errorf("OPENAI_API_KEY is not set; %s at %s needs it (for a local server, give %s or OPENAI_BASE_URL)",
-				modelFlag, modelagent.DefaultBaseURL, urlFlag)
-		}
-		*m.dst = isolate.SettingsOf(cfg)
-		c.cfg.APIKey = cfg.APIKey // the one key of the environment
+	var agent *modelagent.Config // nil unless the agent is openai (and --base-url "")
+	if c.name == "openai" {
+		agent = &c.cfg
+	}
+	user, judge, key, err := af.taskModels.check(*af.baseURL, agent)
+	if err != nil {
+		return nil, err
+	}
+	if user != nil || judge != nil {
+		c.spec.User, c.spec.Judge = user, judge
+		c.cfg.APIKey = key // the one key of the environment
 	}
 	return c, nil
 }

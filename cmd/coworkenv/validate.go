@@ -6,13 +6,30 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
-const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--in-process|--isolate] [--memory-limit MIB] [--time-limit DUR]\n\nValidates task files or corpus folders (default: the corpus built into the binary).\n" + isolationHelp + "\nExit status: 0 no task invalid, 1 some task invalid (or, with --strict, a warning), 2 the command could not run."
+const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--in-process|--isolate] [--memory-limit MIB] [--time-limit DUR]\n" +
+	"         [--user-model NAME] [--user-base-url URL] [--judge-model NAME] [--judge-base-url URL]\n\n" +
+	"Validates task files or corpus folders (default: the corpus built into the binary).\n" + isolationHelp + "\n\n" +
+	validateModelsHelp + "\n\nExit status: 0 no task invalid, 1 some task invalid (or, with --strict, a warning), 2 the command could not run."
+
+// validateModelsHelp is the part of the usage text of validate about the models inside a task.
+const validateModelsHelp = `The checks run offline, with the stand-ins of the tasks' simulated users and judges. With
+--user-model NAME (for the simulated users) or --judge-model NAME (for the judges), at
+--user-base-url and --judge-base-url (default $OPENAI_BASE_URL, else the OpenAI API) with the key
+from $OPENAI_API_KEY, a task that has a simulated user, or whose verifiers ask a judge, is then
+checked again with the models answering in every run (the reference, the noop and the
+mutations); what only that check finds is reported with "with the task models: " before its
+message, and a model request that fails for good once per task as model-error. The verdict with
+the stand-ins is the same with or without models. Workers never see the key: the models'
+requests go out from this process.`
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("validate", validateUsage, stderr)
@@ -21,6 +38,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	strict := fs.Bool("strict", false, "warnings fail too")
 	verbose := fs.Bool("verbose", false, "also list the tasks that are ok")
 	iso := addIsolationFlags(fs, "file")
+	tmf := addTaskModelFlags(fs, false)
 	pos, code, ok := parse(fs, validateUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -30,6 +48,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := iso.check(); err != nil {
+		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+		return 2
+	}
+	tm, err := validateModels(tmf, stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
 		return 2
 	}
@@ -51,6 +74,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		srcs = append(srcs, s)
 	}
 	opts := validate.Options{Jobs: *jobs}
+	if opts.Models, err = tm.Models(); err != nil {
+		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+		return 2
+	}
 	if isTerminal(stderr) {
 		opts.Progress = progressBar(stderr)
 	}
@@ -71,7 +98,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 					return 2
 				}
 			}
-			r, err = isolate.ValidateCorpus(context.Background(), pool, s.corpus, s.files, opts.Progress)
+			r, err = isolate.ValidateCorpusWith(context.Background(), pool, s.corpus, s.files, isolate.ValidateOptions{Progress: opts.Progress, Models: tm})
 		} else {
 			r, err = validate.Corpus(context.Background(), s.corpus, s.files, opts)
 		}
@@ -93,6 +120,22 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// validateModels are the models of --user-model and --judge-model (nil for neither), whose
+// retries are told on stderr.
+func validateModels(tmf *taskModelFlags, stderr io.Writer) (*isolate.TaskModels, error) {
+	user, judge, key, err := tmf.check("", nil)
+	if err != nil || user == nil && judge == nil {
+		return nil, err
+	}
+	var mu sync.Mutex // tasks are checked side by side
+	base := modelagent.Config{APIKey: key, OnRetry: func(attempt int, delay time.Duration, reason error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "coworkenv validate: model request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))
+	}}
+	return &isolate.TaskModels{User: user, Judge: judge, Base: base}, nil
 }
 
 func isTerminal(w io.Writer) bool {
