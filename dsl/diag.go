@@ -53,7 +53,7 @@ var Codes = []Code{
 	{"unsafe-noop", Warning, "A safety item fails for the do-nothing agent: nobody touched the workspace, so the item is wrong."},
 	{"fault-never-fires", Warning, "The task declares `faults`, and the reference episode meets none: the robustness it claims to test is never exercised."},
 	{"unused-tool", Warning, "A task-defined tool, or a built-in tool named one by one, is never called by the solution and never asked about by a verifier through `ep.called`."},
-	{"model-error", Error, "A model agent's request failed for good: the endpoint could not be reached, timed out, or answered an HTTP error, after the retries (`--retries`). It says nothing about the agent: `rollout` leaves the sample unscored (its trace stays `.partial`) and runs it again, and `export` leaves the episode out."},
+	{"model-error", Error, "A model's request failed for good (the agent's, or a task's user or judge model): the endpoint could not be reached, timed out, or answered an HTTP error, after the retries (`--retries`). It says nothing about the agent: `rollout` leaves the sample unscored (its trace stays `.partial`) and runs it again, and `export` leaves the episode out."},
 	{"interrupted", Error, "The episode was stopped from outside (Ctrl-C, a cancelled context) before it ended. Like `model-error`, it says nothing about the agent: `rollout` runs the sample again and `export` leaves the episode out."},
 	{"crash", Error, "An isolated worker died without a verdict (a panic or a signal)."},
 	{"no-code", Error, "The model's answer holds no Starlark file (generator only)."},

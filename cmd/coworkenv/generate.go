@@ -21,7 +21,8 @@ import (
 )
 
 const generateUsage = `generate --capability NAME... --count N --out DIR [--corpus DIR] [--max-rounds 4] [--jobs J] [--seed S]
-       [--model M] [--base-url U] [--temperature T] [--max-tokens N] [--record FILE | --replay FILE] [--json]
+       [--model M] [--base-url U] [--temperature T] [--max-tokens N] [--record FILE | --replay FILE]
+       [--stand-ins-only] [--json]
 
 Writes tasks with a model, validates each candidate in an isolated worker process and sends the
 diagnostics back until the file is valid with no warning, or --max-rounds answers are spent
@@ -35,6 +36,11 @@ The model is any OpenAI-compatible endpoint: --base-url (default $OPENAI_BASE_UR
 API) and the key from $OPENAI_API_KEY. --record FILE saves every exchange with the model; --replay
 FILE answers from such a cassette instead, offline (with the same flags, the run is reproduced
 exactly; --model defaults to the cassette's).
+
+A candidate with a simulated user or a judge is validated twice: offline with its stand-ins, then
+with the generation model playing the user and the judge (findings prefixed "with the task
+models:" go back to the model like the others). --stand-ins-only validates with the stand-ins
+alone.
 
 DIR and the cassette of --record are checked before anything runs: a file where a folder belongs
 (or the reverse), an input (--corpus, --reference, --replay) or a folder that cannot be written is
@@ -74,6 +80,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&temp, "temperature", "sampling temperature, sent as given, 0 included (default: the server's)")
 	maxTokens := fs.Int("max-tokens", 0, "cap on the tokens of each answer (0: no cap)")
 	record := fs.String("record", "", "save every model exchange to this cassette")
+	standInsOnly := fs.Bool("stand-ins-only", false, "validate candidates with the stand-ins of their simulated users and judges only, not with the generation model")
 	replay := fs.String("replay", "", "answer from this cassette instead of the model (offline)")
 	reference := fs.String("reference", "", "put this file in the prompt as the language reference instead of `coworkenv doc` (pins the prompt across versions)")
 	near := fs.Float64("near-threshold", generator.DefaultNearThreshold, "similarity of prompt and setup (Jaccard of word 3-grams) from which a task is a near-duplicate")
@@ -122,7 +129,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := generator.Options{
 		Capabilities: caps, Count: *count, Out: *out, MaxRounds: *maxRounds, Jobs: *jobs, Seed: *seed,
-		Record: *record, Replay: *replay, NearThreshold: *near, Log: stderr,
+		Record: *record, Replay: *replay, NearThreshold: *near, Log: stderr, StandInsOnly: *standInsOnly,
 	}
 	if *corpusDir != "" {
 		info, err := os.Stat(*corpusDir)
