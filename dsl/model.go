@@ -39,9 +39,11 @@ type Task struct {
 // MultiTurn reports whether the user speaks more than once: the task has several turns, or a
 // turn's user is simulated (it answers the agent within the turn). Summaries split tasks by it.
 func (t *Task) MultiTurn() bool {
-	if len(t.Turns) > 1 {
-		return true
-	}
+	return len(t.Turns) > 1 || t.Simulated()
+}
+
+// Simulated reports whether a turn's user is a simulated user.
+func (t *Task) Simulated() bool {
 	for _, turn := range t.Turns {
 		if turn != nil && turn.Sim != nil {
 			return true

@@ -36,12 +36,11 @@ type TaskInfo struct {
 // the Setup text.
 func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) TaskInfo {
 	ti := TaskInfo{Name: t.Name, File: t.File, Line: int(t.Pos.Line), Col: int(t.Pos.Col),
-		Description: t.Description, Capabilities: append([]string{}, t.Capabilities...), Turns: len(t.Turns), Seed: t.Seed}
+		Description: t.Description, Capabilities: append([]string{}, t.Capabilities...), Turns: len(t.Turns), Seed: t.Seed, Simulated: t.Simulated()}
 	for _, turn := range t.Turns {
 		if turn.UserFn == nil {
 			ti.Prompts = append(ti.Prompts, turn.User)
 		}
-		ti.Simulated = ti.Simulated || turn.Sim != nil
 	}
 	if withSetup {
 		if p, d := episode.Prepare(ctx, t, episode.Options{Limits: lim}); d == nil {

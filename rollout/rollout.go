@@ -179,6 +179,8 @@ type Sample struct {
 	Changed []trace.FileChange
 	// Token usage reported by a model (0 when unknown).
 	PromptTokens, CompletionTokens int64
+	// UserRounds is how many answers simulated users gave in the episode, over its turns.
+	UserRounds int
 }
 
 // OK reports whether the sample has a trace and scores.
@@ -479,6 +481,7 @@ func fromEvents(s *Sample, events []trace.Event) {
 				f := *b.Score
 				s.TurnScores[b.Turn] = &f
 			}
+			s.UserRounds += b.Rounds
 		case *trace.Assistant:
 			if b.Usage != nil {
 				s.PromptTokens += intField(b.Usage, "prompt_tokens")
@@ -532,6 +535,7 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = r.Score, r.Completion, r.Safety, r.Robustness, r.Passed
 	for _, tr := range r.Turns {
 		s.TurnScores = append(s.TurnScores, tr.Score)
+		s.UserRounds += tr.Rounds
 	}
 	s.PromptTokens, s.CompletionTokens = usage.prompt, usage.completion
 }

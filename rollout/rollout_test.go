@@ -422,3 +422,53 @@ func TestSetupSeed(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "was run with seed 12, not 11")
 }
+
+// simTask's user answers one question; the oracle asks it.
+const simTask = `
+def _user(said, round):
+    if "which" in said.lower():
+        return "The blue one."
+    return None
+
+def _solve(agent):
+    colour = agent.ask("Which folder colour?")
+    agent.call("fs_write", path = "/colour.txt", content = colour)
+    agent.reply("Done.")
+
+task(name = "sim", tools = ["fs"], solution = _solve,
+    prompt = simulated_user(opening = "Note my folder colour.", persona = "Ann", goal = "the colour noted", stand_in = _user),
+    verify = lambda ws, ep: check(ws.fs.exists("/colour.txt"), "noted"))
+`
+
+// The rounds a simulated user answered are counted per sample (run now or read back from its
+// trace), and the summary gives their mean for the tasks that have one; a task with a simulated
+// user is multi-turn.
+func TestUserRoundsInSummary(t *testing.T) {
+	tasks := append(loadTasks(t, simTask), loadTasks(t, task1)...)
+	out := t.TempDir()
+	o := opts(out, episode.Oracle{})
+	o.Agent = "oracle"
+	res, err := Run(context.Background(), tasks, o)
+	require.NoError(t, err)
+	for _, smp := range res.Tasks[0].Samples {
+		assert.Equal(t, 1, smp.UserRounds)
+	}
+	again, err := Run(context.Background(), tasks, o)
+	require.NoError(t, err)
+	assert.Equal(t, 4, again.Resumed, "every sample is read back")
+	for _, smp := range again.Tasks[0].Samples {
+		assert.True(t, smp.Resumed)
+		assert.Equal(t, 1, smp.UserRounds, "read back from the trace")
+	}
+	s := Summarize(again)
+	js := s.JSON()
+	tasksJSON, _ := js.Get("tasks")
+	first := tasksJSON.([]jsonv.Value)[0].(*jsonv.Object)
+	rounds, ok := first.Get("mean_user_rounds")
+	require.True(t, ok)
+	assert.Equal(t, 1.0, rounds)
+	second := tasksJSON.([]jsonv.Value)[1].(*jsonv.Object)
+	_, has := second.Get("mean_user_rounds")
+	assert.False(t, has, "a task without a simulated user has no rounds")
+	assert.Equal(t, 1, s.MultiTurn.Tasks, "the simulated user's task is multi-turn")
+}

@@ -55,12 +55,16 @@ type Estimates struct {
 type TaskSummary struct {
 	Task, File string
 	Turns      int
-	// MultiTurn is dsl.Task.MultiTurn: several turns, or a simulated user.
-	MultiTurn    bool
-	Capabilities []string
+	// MultiTurn is dsl.Task.MultiTurn: several turns, or a simulated user; Simulated says a
+	// turn's user is simulated.
+	MultiTurn, Simulated bool
+	Capabilities         []string
 	// Scored samples, of which Passed passed; Failed and Interrupted samples have no trace.
 	Scored, Passed, Failed, Interrupted int
 	PassRate, MeanScore                 float64 // NaN when Scored is 0
+	// MeanUserRounds is the mean number of answers its simulated users gave per scored sample
+	// (NaN when Scored is 0; 0 for a task without a simulated user).
+	MeanUserRounds float64
 	Estimates
 }
 
@@ -87,8 +91,8 @@ func Summarize(r *Result) *Summary {
 	byCap := map[string][]*TaskSummary{}
 	var all, single, multi []*TaskSummary
 	for _, tr := range r.Tasks {
-		ts := TaskSummary{Task: tr.Task.Name, File: tr.Task.File, Turns: len(tr.Task.Turns), MultiTurn: tr.Task.MultiTurn(), Capabilities: tr.Task.Capabilities}
-		sum := 0.0
+		ts := TaskSummary{Task: tr.Task.Name, File: tr.Task.File, Turns: len(tr.Task.Turns), MultiTurn: tr.Task.MultiTurn(), Simulated: tr.Task.Simulated(), Capabilities: tr.Task.Capabilities}
+		sum, rounds := 0.0, 0
 		for i := range tr.Samples {
 			smp := &tr.Samples[i]
 			if len(smp.Changed) > 0 {
@@ -105,16 +109,18 @@ func Summarize(r *Result) *Summary {
 			}
 			ts.Scored++
 			sum += smp.Score
+			rounds += smp.UserRounds
 			if smp.Passed {
 				ts.Passed++
 			}
 			s.PromptTokens += smp.PromptTokens
 			s.CompletionTokens += smp.CompletionTokens
 		}
-		ts.PassRate, ts.MeanScore = math.NaN(), math.NaN()
+		ts.PassRate, ts.MeanScore, ts.MeanUserRounds = math.NaN(), math.NaN(), math.NaN()
 		if ts.Scored > 0 {
 			ts.PassRate = float64(ts.Passed) / float64(ts.Scored)
 			ts.MeanScore = sum / float64(ts.Scored)
+			ts.MeanUserRounds = float64(rounds) / float64(ts.Scored)
 		}
 		for _, k := range s.Ks {
 			at, hat := math.NaN(), math.NaN()
@@ -235,6 +241,9 @@ func (s *Summary) JSON() *jsonv.Object {
 		tasks[i] = jsonv.NewObject("task", ts.Task, "file", ts.File, "turns", int64(ts.Turns), "capabilities", caps,
 			"episodes", int64(ts.Scored), "passed", int64(ts.Passed), "failed", int64(ts.Failed), "interrupted", int64(ts.Interrupted),
 			"pass_rate", num(ts.PassRate), "mean_score", num(ts.MeanScore), "pass@k", at, "pass^k", hat)
+		if ts.Simulated {
+			tasks[i].(*jsonv.Object).Set("mean_user_rounds", num(ts.MeanUserRounds))
+		}
 	}
 	caps := make([]jsonv.Value, len(s.ByCapability))
 	for i, g := range s.ByCapability {

@@ -21,14 +21,7 @@ func needsModels(t *dsl.Task, m *episode.Models, judged bool) bool {
 	if m.Judge != nil && judged {
 		return true
 	}
-	if m.User != nil {
-		for _, turn := range t.Turns {
-			if turn.Sim != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return m.User != nil && t.Simulated()
 }
 
 // checkWithModels checks the task again with the models answering, and adds what that check
