@@ -26,6 +26,7 @@ func commands() []command {
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop (SPEC §8)", cmdGenerate},
+		{"serve", "serve live episodes over HTTP and JSON: sessions a client drives step by step", cmdServe},
 		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
 	}
 }

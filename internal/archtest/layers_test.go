@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"stdlib"},
 	{"dsl"},
 	{"runtime"},
-	{"validate", "rollout", "export", "isolate", "generator", "corpus", "internal/refdoc"},
+	{"validate", "rollout", "export", "isolate", "generator", "corpus", "serve", "internal/refdoc"},
 	{"internal"}, // the reference generator and test fixtures may use anything below the command line
 	{"cmd"},
 }
@@ -105,7 +105,7 @@ func TestImportsGoDown(t *testing.T) {
 func TestLayerOf(t *testing.T) {
 	for dir, want := range map[string]int{
 		"workspace": 1, "workspace/timefmt": 0, "workspace/tools": 2, "workspace/services/chat": 4,
-		"workspace/services": 5, "stdlib/wsmod": 6, "dsl": 7, "runtime/episode": 8, "generator/cassette": 9,
+		"workspace/services": 5, "stdlib/wsmod": 6, "dsl": 7, "runtime/episode": 8, "runtime/session": 8, "generator/cassette": 9, "serve": 9,
 		"internal/refdoc": 9, "internal/servicetest": 10, "internal/jsonv": 0, "internal/starargs": 0, "internal/starargs/argstest": 0, "internal/limits": 0, "cmd/coworkenv": 11, "nowhere": -1,
 	} {
 		if got := layerOf(dir); got != want {

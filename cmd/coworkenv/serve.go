@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/serve"
+)
+
+const serveUsage = "serve [--addr 127.0.0.1:8080] [--traces DIR] [--max-sessions N] [--idle-timeout D] [--token T] [--max-body BYTES] [CORPUS...]\n\n" +
+	"Serves live episodes over HTTP and JSON (docs/serve.md): a client creates a session of a task, then\n" +
+	"calls tools and replies one step at a time, and gets each turn's reward and the verdict. CORPUS is a\n" +
+	"corpus folder or a task file (default: the built-in corpus). The tasks run in this process: serve\n" +
+	"only corpora you trust. With --traces each session writes DIR/<id>.jsonl (DIR/<id>.jsonl.partial\n" +
+	"while it runs, and for an episode closed before it finished). The token may come from\n" +
+	"COWORKENV_SERVE_TOKEN instead of --token; an address that is not the loopback needs one. Ctrl-C\n" +
+	"closes every session (their traces end) and stops.\n\n" +
+	"Exit status: 0 stopped by Ctrl-C, 1 the server failed (the address is taken...), 2 bad usage or a corpus\n" +
+	"that cannot be read."
+
+// serveTokenEnv is the environment variable that may hold the token (a flag shows in ps).
+const serveTokenEnv = "COWORKENV_SERVE_TOKEN"
+
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveUntil(ctx, args, stdout, stderr, stop, nil)
+}
+
+// serveUntil runs the server until ctx is done. unhook, when set, is called then (a second
+// Ctrl-C kills at once); ready, when set, is told the address once the server listens.
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer, unhook func(), ready func(addr string)) int {
+	fs := newFlags("serve", serveUsage, stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on (port 0 picks a free one)")
+	traces := fs.String("traces", "", "write each session's trace to DIR/<id>.jsonl (created when missing)")
+	maxSessions := fs.Int("max-sessions", serve.DefaultMaxSessions, "the most sessions kept at once, finished ones included until deleted or idle")
+	idle := fs.Duration("idle-timeout", serve.DefaultIdleTimeout, "close a session after this long without an action (0 never)")
+	token := fs.String("token", "", "the bearer token every request but GET /health needs (or "+serveTokenEnv+")")
+	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "the largest request body in bytes")
+	pos, code, ok := parse(fs, serveUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "coworkenv serve: "+format+"\n", a...)
+		return 2
+	}
+	if *token == "" {
+		*token = os.Getenv(serveTokenEnv)
+	}
+	switch {
+	case *maxSessions < 1:
+		return fail("--max-sessions %d: want at least 1", *maxSessions)
+	case *idle < 0:
+		return fail("--idle-timeout %s: want 0 (never) or more", *idle)
+	case *maxBody < 1:
+		return fail("--max-body %d: want at least 1", *maxBody)
+	}
+	if err := checkAddr(*addr, *token != ""); err != nil {
+		return fail("--addr %s: %v", *addr, err)
+	}
+	if *traces != "" {
+		if err := checkOutput("--traces", *traces, outputFolder, pos...); err != nil {
+			return fail("%v", err)
+		}
+		if err := os.MkdirAll(*traces, 0o755); err != nil {
+			return fail("--traces: %v", unwrap(err))
+		}
+	}
+	var sources []serve.Source
+	if len(pos) == 0 {
+		s, err := embedded()
+		if err != nil {
+			return fail("%v", err)
+		}
+		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files})
+	}
+	for _, p := range pos {
+		s, err := openPath(p)
+		if err != nil {
+			return fail("%v", err)
+		}
+		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files})
+	}
+	idleTimeout := *idle
+	if idleTimeout == 0 {
+		idleTimeout = -1 // the flag's 0 is never; the option's 0 is the default
+	}
+	srv, err := serve.New(serve.Options{Sources: sources, TraceDir: *traces, MaxSessions: *maxSessions,
+		IdleTimeout: idleTimeout, MaxBody: *maxBody, Token: *token})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer srv.Close()
+	if skipped := srv.Skipped(); len(skipped) > 0 {
+		fmt.Fprintf(stderr, "%s\ncoworkenv serve: %d problem(s) above: those task files are not served\n", isolate.FormatDiags(skipped), len(skipped))
+	}
+	if len(srv.Tasks()) == 0 {
+		return fail("no task to serve")
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv serve: %v\n", err)
+		return 1
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(stdout, "coworkenv serve: listening on http://%s (%d tasks; Ctrl-C stops)\n", ln.Addr(), len(srv.Tasks()))
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintf(stderr, "coworkenv serve: %v\n", err)
+		return 1
+	}
+	if unhook != nil {
+		unhook()
+	}
+	fmt.Fprintln(stderr, "coworkenv serve: stopping: closing every session")
+	// The sessions first: an action under way then gets its answer, and the requests end.
+	srv.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "coworkenv serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// checkAddr refuses an address that is not host:port, and one beyond the loopback without a
+// token: the sessions run tasks in this process.
+func checkAddr(addr string, token bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if !token {
+		return errors.New("not a loopback address: serving beyond this machine needs a token (--token or " + serveTokenEnv + ")")
+	}
+	return nil
+}
