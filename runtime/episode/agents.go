@@ -182,6 +182,11 @@ type ScriptedCall struct {
 	Said string
 }
 
+// RemoteAgent is the name in results and traces of an agent driven from outside the process one
+// step at a time (runtime/session): a model's episode whose model the engine never saw. Replay
+// treats its traces as a model's.
+const RemoteAgent = "remote"
+
 // ScriptedAsk is a message a Scripted agent sends to the turn's simulated user before the turn's
 // call number Before (0-based in its Calls of the turn; at or past their end: after them all).
 type ScriptedAsk struct {

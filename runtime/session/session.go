@@ -42,7 +42,7 @@ import (
 )
 
 // DefaultAgent is the agent's name in results and traces when Options.Agent is "".
-const DefaultAgent = "remote"
+const DefaultAgent = episode.RemoteAgent
 
 // Options tune a session.
 type Options struct {

@@ -445,6 +445,17 @@ func TestCloseInterrupts(t *testing.T) {
 	assert.True(t, r.Matched(), "%v", r.Divergence)
 }
 
+// A session closed before any action left no assistant event; its trace still replays as a
+// model's (the remote agent), with nothing it could not check.
+func TestCloseBeforeAnyAction(t *testing.T) {
+	f := newFixture(t)
+	s, buf := f.create(t, "ship-and-report", 0, session.Options{})
+	s.Close()
+	r := f.replay(t, buf.Bytes())
+	assert.True(t, r.Matched(), "%v", r.Divergence)
+	assert.Empty(t, r.Notes)
+}
+
 // A setup that fails gives no session and no trace.
 func TestSetupError(t *testing.T) {
 	c := dsl.NewCorpus(fstest.MapFS{"t.star": {Data: []byte("def _setup(ws):\n    fail(\"broken\")\n\ntask(name = \"b\", prompt = \"x\", tools = [\"fs\"], setup = _setup)\n")}}, ".", "c")

@@ -370,7 +370,7 @@ var rerunnable = map[string]episode.Agent{episode.Oracle{}.Name(): episode.Oracl
 // it can only re-issue what was recorded.
 func (p *plan) agent(label string, cmp *comparer) (episode.Agent, string) {
 	p.script.Label = label
-	model := label == modelAgent
+	model := label == modelAgent || label == episode.RemoteAgent
 	for _, m := range p.msgs {
 		model = model || len(m) > 0
 	}
