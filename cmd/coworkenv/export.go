@@ -62,6 +62,7 @@ func exportUsage() string {
 	return "export " + strings.Join(names, "|") + " TRACES... --out PATH [flags of the kind] [--corpus DIR] [--no-verify] [--in-process|--isolate]\n\n" +
 		"Turns traces (files, or folders of *.jsonl, like the DIR of a rollout) into training or evaluation\n" +
 		"data, written atomically to PATH. The kinds:\n\n" + strings.Join(kinds, "\n\n") + "\n\n" +
+		"export tasks [TASKS...] --out FILE writes a task dataset instead (coworkenv export tasks --help).\n\n" +
 		"A trace without a recorded system prompt (the oracle's) gets the model agent's default one,\n" +
 		"rebuilt from its task; when the task cannot be found, the conversation has no system message.\n\n" +
 		"Every kind leaves out, and counts as skipped, episodes whose end records the code model-error (the\n" +
@@ -88,6 +89,9 @@ func exportUsage() string {
 }
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "tasks" {
+		return cmdExportTasks(args[1:], stdout, stderr) // reads tasks, not traces (export_tasks.go)
+	}
 	usage := exportUsage()
 	fs := newFlags("export", usage, stderr)
 	out := fs.String("out", "", "the file (or folder, for the kinds that write one) to write (required)")
