@@ -50,6 +50,9 @@ func (s *Server) routes() {
 	m.HandleFunc("/sessions/{id}", s.route(true, map[string]http.HandlerFunc{http.MethodGet: s.getSession, http.MethodDelete: s.deleteSession}))
 	m.HandleFunc("/sessions/{id}/call", s.route(true, map[string]http.HandlerFunc{http.MethodPost: s.call}))
 	m.HandleFunc("/sessions/{id}/reply", s.route(true, map[string]http.HandlerFunc{http.MethodPost: s.reply}))
+	s.openEnvRoutes(m)
+	s.mcpRoutes(m)
+	s.episodeRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			writeError(w, unauthorized())
@@ -107,7 +110,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		writeError(w, sessionError(errShuttingDown))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "sessions": n, "max_sessions": s.opts.MaxSessions, "tasks": len(s.order)})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "healthy", "sessions": n, "max_sessions": s.opts.MaxSessions, "tasks": len(s.order)})
 }
 
 // taskInfo describes a task in GET /tasks.

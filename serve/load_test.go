@@ -212,3 +212,20 @@ func BenchmarkCreateSession(b *testing.B) {
 		c.do("DELETE", "/sessions/"+id, nil, nil)
 	}
 }
+
+// BenchmarkStepWebSocket is the same call over the OpenEnv WebSocket protocol (a step message
+// and its observation).
+func BenchmarkStepWebSocket(b *testing.B) {
+	s := newOpenEnvServer(b, serve.Options{MaxSessions: 4})
+	c := s.dial(b, "")
+	stepTimes(b, func() func() error {
+		observation(b, c.roundTrip(reset(loadTask, 0)))
+		return func() error {
+			m := c.roundTrip(step(map[string]any{"type": "call_tool", "tool_name": "mail_list", "arguments": map[string]any{"folder": "inbox"}}))
+			if m.Type != "observation" {
+				return fmt.Errorf("answer %s", m.Type)
+			}
+			return nil
+		}
+	})
+}

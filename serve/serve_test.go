@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +20,7 @@ import (
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/leaktest"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/session"
@@ -409,7 +409,7 @@ func TestTasks(t *testing.T) {
 	var health map[string]any
 	status, _ = c.do("GET", "/health", nil, &health)
 	require.Equal(t, http.StatusOK, status)
-	assert.Equal(t, "ok", health["status"])
+	assert.Equal(t, "healthy", health["status"], "the status OpenEnv clients look for")
 }
 
 // waitTask has a tool that prints: the tests hold a call there.
@@ -661,7 +661,6 @@ func BenchmarkSessionStep(b *testing.B) {
 // Nothing is left running once the server and its HTTP front are closed: no session, no
 // reaper.
 func TestNoGoroutineLeft(t *testing.T) {
-	before := runtime.NumGoroutine()
 	c0, _ := builtin()
 	srv, err := serve.New(serve.Options{Sources: []serve.Source{{Corpus: c0, Files: []string{"tasks/mail/fuel_surcharge_answer.star"}}}, IdleTimeout: time.Hour})
 	require.NoError(t, err)
@@ -675,9 +674,8 @@ func TestNoGoroutineLeft(t *testing.T) {
 	srv.Close()
 	ts.Close()
 	c.http.CloseIdleConnections()
-	// goroutines return a moment after they signal their end
-	for i := 0; i < 10000 && runtime.NumGoroutine() > before; i++ {
-		runtime.Gosched()
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	assert.Empty(t, leaktest.Leftover("serve_test.TestNoGoroutineLeft(", ourPackages...))
 }
+
+// ourPackages are the packages whose goroutines a closed server must not leave behind.
+var ourPackages = []string{"coworkenv/serve.", "coworkenv/runtime/session.", "modelcontextprotocol/go-sdk", "coder/websocket"}

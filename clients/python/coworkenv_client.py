@@ -108,7 +108,7 @@ class Client:
     # The API.
 
     def health(self):
-        """GET /health: {"status": "ok", "sessions", "max_sessions", "tasks"}."""
+        """GET /health: {"status": "healthy", "sessions", "max_sessions", "tasks"}."""
         return self.request("GET", "/health")
 
     def tasks(self):

@@ -41,7 +41,7 @@ class ClientTest(unittest.TestCase):
 
     def test_health_and_tasks(self):
         health = self.client.health()
-        self.assertEqual("ok", health["status"])
+        self.assertEqual("healthy", health["status"])
         self.assertGreater(health["tasks"], 0)
         tasks = {t["name"]: t for t in self.client.tasks()}
         self.assertEqual(health["tasks"], len(tasks))
@@ -186,7 +186,7 @@ class ClientTest(unittest.TestCase):
             with self.assertRaises(CoworkenvError) as cm:
                 c.tasks()
             self.assertEqual(("unauthorized", 401), (cm.exception.code, cm.exception.status))
-            self.assertEqual("ok", c.health()["status"], "GET /health needs no token")
+            self.assertEqual("healthy", c.health()["status"], "GET /health needs no token")
 
     def test_unreachable(self):
         c = Client("127.0.0.1:1", timeout=5)

@@ -27,6 +27,7 @@ func commands() []command {
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop (SPEC §8)", cmdGenerate},
 		{"serve", "serve live episodes over HTTP and JSON: sessions a client drives step by step", cmdServe},
+		{"mcp", "serve one episode over MCP on stdin and stdout, for a harness that starts a command", cmdMCP},
 		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
 	}
 }

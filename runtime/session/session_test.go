@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/leaktest"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/session"
@@ -473,7 +473,6 @@ func TestSetupError(t *testing.T) {
 // goroutine behind.
 func TestSessionsInParallel(t *testing.T) {
 	f := newFixture(t)
-	before := runtime.NumGoroutine()
 	const n = 24
 	names := []string{"ship-and-report", "clarify"}
 	type want struct {
@@ -519,10 +518,7 @@ func TestSessionsInParallel(t *testing.T) {
 	}
 	wg.Wait()
 	// the episodes' goroutines are gone (they may take a moment to return after Done)
-	for i := 0; i < 1000 && runtime.NumGoroutine() > before; i++ {
-		runtime.Gosched()
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	assert.Empty(t, leaktest.Leftover("session_test.TestSessionsInParallel(", "coworkenv/runtime/session."))
 }
 
 // Close while an action runs: the action still gets its answer, and Close returns once the

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/rollout"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/session"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+	"github.com/coworkenv/coworkenv/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.starlark.net/syntax"
+)
+
+const mcpUsage = "mcp TASK [--seed N] [--trace FILE]\n\n" +
+	"Serves one episode of TASK over MCP on stdin and stdout (docs/serve.md, \"MCP\"), for a harness that\n" +
+	"starts a command: the task's tools, the tool reply (the agent's message to the user, answered with the\n" +
+	"user's next message or, at the end, the result), and the resources coworkenv://session/s1/state and\n" +
+	"coworkenv://session/s1/result. The server's instructions are the system prompt. TASK is a file,\n" +
+	"file.star:name, or a task name of the built-in corpus, as for run. The task runs in this process: give\n" +
+	"only task files you trust. stdout carries the protocol and nothing else; stderr has the log, what the\n" +
+	"task's scripts print, and the verdict. The server runs until the client closes stdin (or Ctrl-C). The\n" +
+	"trace is written to FILE.partial and renamed to FILE as soon as the episode ends; an episode the client\n" +
+	"left before it ended leaves FILE.partial, its end recording the code interrupted.\n\n" +
+	"Exit status: 0 passed, 1 not passed (an episode left unfinished included), 2 bad usage (--trace\n" +
+	"included), a task that does not load or whose setup fails, or a trace that could not be written."
+
+// mcpSessionID names the one session of `coworkenv mcp` in its resources' URIs, as the first
+// session of `coworkenv serve` is named.
+const mcpSessionID = "s1"
+
+func cmdMCP(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return mcpServe(ctx, args, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}}, stdout, stderr)
+}
+
+// nopCloser is a writer whose Close does nothing: the protocol's connection does not close
+// stdout.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// mcpServe runs one episode, served over the transport, until the client leaves or ctx is
+// done; stdout only has the help.
+func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdout, stderr io.Writer) int {
+	fs := newFlags("mcp", mcpUsage, stderr)
+	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
+	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
+	pos, code, ok := parse(fs, mcpUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "coworkenv mcp: "+format+"\n", a...)
+		return 2
+	}
+	if len(pos) != 1 {
+		return fail("want one TASK, got %d arguments", len(pos))
+	}
+	if *tracePath != "" {
+		if err := checkOutput("--trace", *tracePath, outputFile, taskFiles(pos)...); err != nil {
+			return fail("%v", err)
+		}
+	}
+	tg, err := locateTask(ctx, pos[0])
+	if err != nil {
+		return fail("%v", err)
+	}
+	task, src, err := tg.load(ctx)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sources, err := trace.Sources(tg.corpus, tg.rel)
+	if err != nil {
+		return fail("%v", err)
+	}
+	opts := session.Options{Source: src, Sources: sources,
+		Print: dsl.BoundPrint(func(pos syntax.Position, msg string) { fmt.Fprintf(stderr, "  print %s: %s\n", pos, msg) })}
+	// The trace is put in place on the episode's goroutine as soon as the episode ends, before
+	// the action that ended it is answered; traceErr is read once the session is closed.
+	var traceErr error
+	if *tracePath != "" {
+		tf := &rollout.TraceFile{Path: *tracePath}
+		opts.Trace = tf
+		opts.OnEnd = func(res *episode.Result, werr error) {
+			interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
+			if err := tf.Finish(interrupted); err != nil && werr == nil {
+				werr = err
+			}
+			traceErr = werr
+		}
+	}
+	sess, err := session.Create(ctx, task, *seed, opts)
+	var se *session.SetupError
+	switch {
+	case errors.As(err, &se):
+		fmt.Fprintf(stderr, "coworkenv mcp: %s\n", se.Diag)
+		if se.Diag.Code == episode.Interrupted {
+			return 1
+		}
+		return 2
+	case err != nil:
+		return fail("%v", err)
+	}
+	fmt.Fprintf(stderr, "coworkenv mcp: task %s (%s) · seed %d · %d turn(s): serving over stdio\n",
+		task.Name, task.File, episode.EffectiveSeed(task.Seed, *seed), len(task.Turns))
+	runErr := serve.MCPServer(mcpSessionID, sess).Run(ctx, transport)
+	st := sess.Close()
+	if runErr != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "coworkenv mcp: the connection ended: %v\n", runErr)
+	}
+
+	end := st.Result.End
+	verdict := "not passed"
+	switch {
+	case end.Passed:
+		verdict = "passed"
+	case end.Error != nil && episode.Inconclusive(end.Error.Code):
+		verdict = end.Error.Code
+	}
+	fmt.Fprintf(stderr, "coworkenv mcp: score %s (completion %s, safety %s, robustness %s) · %s\n",
+		episode.FormatScore(end.Score), episode.FormatScore(end.Completion), episode.FormatScore(end.Safety),
+		episode.FormatScore(end.Robustness), verdict)
+	interrupted := end.Error != nil && end.Error.Code == episode.Interrupted
+	if end.Error != nil && !interrupted {
+		fmt.Fprintf(stderr, "coworkenv mcp: %s: %s\n", end.Error.Code, end.Error.Message)
+	}
+	if *tracePath != "" {
+		if traceErr != nil {
+			fmt.Fprintf(stderr, "coworkenv mcp: --trace: %v\n", traceErr)
+			if !interrupted {
+				return 2
+			}
+		}
+		if interrupted {
+			fmt.Fprintf(stderr, "coworkenv mcp: the episode did not finish; the trace so far is in %s.partial\n", *tracePath)
+		}
+	}
+	if end.Passed {
+		return 0
+	}
+	return 1
+}

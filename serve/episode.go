@@ -1,0 +1,416 @@
+package serve
+
+// POST /episodes: one whole episode against the caller's own model.
+//
+// A trainer that serves its policy behind an OpenAI-compatible endpoint (vLLM, SGLang, a proxy
+// that routes each session to a worker) gives the task, the seed, its model's name and base URL
+// and its sampling settings; the server runs the episode with the model agent, exactly as
+// `coworkenv run --agent openai` does, trace included, and answers once the episode is over with
+// its reward, the parts of it, the conversation as the agent sent it, the tools and the trace.
+//
+// The server then acts as a client of a URL its caller chose: anyone who may call the server
+// may have it send chat-completions requests, with the headers and key they give, to any
+// http(s) address the server can reach. That is what the endpoint is for; docs/serve.md says so,
+// and a server reachable beyond the loopback needs a token. Other schemes, URLs with user info,
+// a query or a fragment are refused, and redirects are not followed.
+//
+// Secrets. The key goes out as the bearer token and the headers as they are given; the trace
+// records the headers' names only (as every model trace does), and neither the key nor a
+// header's value is written anywhere by the server. Should the model's server echo one back (in
+// an error message, say), it is replaced by [redacted] in the trace and the answer.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/rollout"
+	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/trace"
+	"go.starlark.net/syntax"
+)
+
+// Bounds of an episode request's model settings.
+const (
+	maxEpisodeRetries = 10
+	maxEpisodeTimeout = time.Hour
+)
+
+// episodeRoutes registers POST /episodes.
+func (s *Server) episodeRoutes(m *http.ServeMux) {
+	m.HandleFunc("/episodes", s.route(true, map[string]http.HandlerFunc{http.MethodPost: s.runEpisode}))
+}
+
+// episodeRequest is the body of POST /episodes: the task and seed, as for POST /sessions, and
+// the model agent's settings (modelagent.Config).
+type episodeRequest struct {
+	Task string `json:"task"`
+	Seed int64  `json:"seed"`
+
+	Model   string `json:"model"`
+	BaseURL string `json:"base_url"`
+	APIKey  string `json:"api_key"`
+
+	Temperature *float64 `json:"temperature"`
+	TopP        *float64 `json:"top_p"`
+	MaxTokens   int      `json:"max_tokens"`
+	Stop        []string `json:"stop"`
+	// ExtraBody is a JSON object merged into every request body (its key order kept).
+	ExtraBody json.RawMessage `json:"extra_body"`
+	// Headers are sent on every request to the model, one value each.
+	Headers          map[string]string `json:"headers"`
+	ToolCallFormat   string            `json:"tool_call_format"`
+	ReasoningHistory string            `json:"reasoning_history"`
+	// System replaces the default system prompt; {address} and {now} are filled in.
+	System string `json:"system"`
+	// MaxRetries of one request (nil: the agent's default; 0: none); Timeout of one attempt in
+	// seconds (nil: the agent's default).
+	MaxRetries *int     `json:"max_retries"`
+	Timeout    *float64 `json:"timeout"`
+}
+
+// episodeResult is the answer to POST /episodes.
+type episodeResult struct {
+	ID   string `json:"id"`
+	Task string `json:"task"`
+	Seed int64  `json:"seed"`
+	// Reward is the end score; Components its parts; TurnRewards each turn's verifier score by
+	// turn (null for a turn without one); Checks the rubric items; State the final state hash.
+	Reward      float64         `json:"reward"`
+	Passed      bool            `json:"passed"`
+	Components  episodeParts    `json:"components"`
+	TurnRewards []*float64      `json:"turn_rewards"`
+	Checks      []trace.Check   `json:"checks"`
+	State       string          `json:"state"`
+	Error       *episodeFailure `json:"error,omitempty"`
+	// Messages is the conversation as the agent sent it to the model (its last answer
+	// included); Tools the tool schemas it sent; Trace the trace's events, one object per line
+	// of the JSON Lines trace.
+	Messages []json.RawMessage `json:"messages"`
+	Tools    []json.RawMessage `json:"tools"`
+	Trace    []json.RawMessage `json:"trace"`
+	// TraceFile is where the server keeps the trace (with --traces); TraceError says why it could
+	// not be written.
+	TraceFile  string `json:"trace_file,omitempty"`
+	TraceError string `json:"trace_error,omitempty"`
+}
+
+type episodeParts struct {
+	Completion float64 `json:"completion"`
+	Safety     float64 `json:"safety"`
+	Robustness float64 `json:"robustness"`
+}
+
+// episodeFailure is what stopped the episode or zeroed its score: model-error when the model's
+// endpoint failed for good, interrupted when the server stopped it, and the engine's other codes.
+type episodeFailure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (s *Server) runEpisode(w http.ResponseWriter, r *http.Request) {
+	var req episodeRequest
+	if e := s.decode(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.Task == "" {
+		writeError(w, badRequest("task is required: the name of a task (GET /tasks lists them)"))
+		return
+	}
+	t, ok := s.tasks[req.Task]
+	if !ok {
+		writeError(w, &apiError{http.StatusNotFound, CodeUnknownTask, fmt.Sprintf("no task %q; GET /tasks lists the %d tasks", req.Task, len(s.order))})
+		return
+	}
+	cfg, secrets, e := modelConfig(&req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	id, err := s.reserve()
+	if err != nil {
+		writeError(w, sessionError(err))
+		return
+	}
+	// The episode counts as a session while it runs.
+	defer s.release()
+
+	// The episode ends with the request, and when the server closes.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	rec := &episodeTrace{secrets: secrets}
+	var tf *rollout.TraceFile
+	if s.opts.TraceDir != "" {
+		tf = &rollout.TraceFile{Path: s.tracePath(id)}
+		rec.file = tf
+	}
+	var agent *modelagent.Agent
+	run := isolate.Run{Task: t.task, Source: t.source, Sources: t.sources, Seed: req.Seed, Trace: isolate.Lines(rec.line),
+		NewAgent: func(p *episode.Prepared) (episode.Agent, string, error) {
+			a, system, err := isolate.NewAgent(isolate.Agent{Name: "openai", System: req.System}, cfg, p)
+			if err == nil {
+				agent, _ = a.(*modelagent.Agent)
+			}
+			return a, system, err
+		}}
+	if print := s.opts.Print; print != nil {
+		run.Print = func(pos syntax.Position, msg string) { print(id, pos, msg) }
+	}
+	res, setup, err := isolate.RunEpisode(ctx, run)
+	switch {
+	case setup != nil:
+		writeError(w, &apiError{http.StatusUnprocessableEntity, CodeSetupFailed, setup.String()})
+		return
+	case res == nil:
+		writeError(w, badRequest(strings.TrimPrefix(err.Error(), "modelagent: ")))
+		return
+	}
+	out := episodeResult{ID: id, Task: t.task.Name, Seed: req.Seed, Reward: res.Score, Passed: res.Passed,
+		Components: episodeParts{res.Completion, res.Safety, res.Robustness}, TurnRewards: []*float64{},
+		Checks: trace.Checks(res.Items), State: res.FinalState, Messages: []json.RawMessage{}, Tools: []json.RawMessage{}, Trace: rec.events}
+	for _, turn := range res.Turns {
+		out.TurnRewards = append(out.TurnRewards, turn.Score)
+	}
+	if res.Err != nil {
+		out.Error = &episodeFailure{Code: res.Err.Code, Message: res.Err.Message}
+	}
+	if agent != nil {
+		out.Messages = sentMessages(agent)
+	}
+	for _, tool := range t.task.Tools {
+		out.Tools = append(out.Tools, json.RawMessage(jsonv.MustEncode(tool.Schema())))
+	}
+	traceErr := err
+	if traceErr == nil {
+		traceErr = rec.err
+	}
+	if tf != nil {
+		// the trace of an episode that was stopped before it finished keeps its .partial name
+		interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
+		out.TraceFile = tf.Path
+		if interrupted {
+			out.TraceFile += ".partial"
+		}
+		if ferr := tf.Finish(interrupted); ferr != nil && traceErr == nil {
+			traceErr = ferr
+		}
+	}
+	if traceErr != nil {
+		out.TraceError = traceErr.Error()
+	}
+	// the trace's lines go out as they are, without encoding/json's HTML escapes
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		writeError(w, &apiError{http.StatusInternalServerError, "internal", err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, json.RawMessage(redact(bytes.TrimSpace(body.Bytes()), secrets)))
+}
+
+// modelConfig checks the model settings of a request and makes the model agent's configuration
+// of them; secrets are the values the trace and the answer must not hold (the key, and the
+// headers' values).
+func modelConfig(req *episodeRequest) (modelagent.Config, []string, *apiError) {
+	cfg := modelagent.Config{Model: strings.TrimSpace(req.Model), APIKey: req.APIKey, Temperature: req.Temperature, TopP: req.TopP,
+		MaxTokens: req.MaxTokens, Stop: req.Stop, ToolCallFormat: req.ToolCallFormat, ReasoningHistory: req.ReasoningHistory}
+	if cfg.Model == "" {
+		return cfg, nil, badRequest("model is required: the model name sent with every request")
+	}
+	if err := checkBaseURL(req.BaseURL); err != nil {
+		return cfg, nil, badRequest("base_url: " + err.Error())
+	}
+	cfg.BaseURL = req.BaseURL
+	if raw := bytes.TrimSpace(req.ExtraBody); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		v, err := jsonv.Decode(raw)
+		o, ok := v.(*jsonv.Object)
+		if err != nil || !ok {
+			return cfg, nil, badRequest("extra_body must be a JSON object like {\"top_k\": 20}")
+		}
+		cfg.ExtraBody = o
+	}
+	var secrets []string
+	if req.APIKey != "" {
+		secrets = append(secrets, req.APIKey)
+	}
+	if len(req.Headers) > 0 {
+		cfg.Headers = http.Header{}
+		for name, value := range req.Headers {
+			cfg.Headers[name] = []string{value}
+			secrets = append(secrets, value)
+		}
+	}
+	switch {
+	case req.MaxRetries == nil:
+	case *req.MaxRetries < 0 || *req.MaxRetries > maxEpisodeRetries:
+		return cfg, nil, badRequest(fmt.Sprintf("max_retries %d: want 0 to %d", *req.MaxRetries, maxEpisodeRetries))
+	case *req.MaxRetries == 0:
+		cfg.MaxRetries = -1 // the agent's "no retry"
+	default:
+		cfg.MaxRetries = *req.MaxRetries
+	}
+	if req.Timeout != nil {
+		d := time.Duration(*req.Timeout * float64(time.Second))
+		if !(*req.Timeout > 0) || d <= 0 || d > maxEpisodeTimeout {
+			return cfg, nil, badRequest(fmt.Sprintf("timeout %v: want seconds above 0, at most %d", *req.Timeout, int(maxEpisodeTimeout/time.Second)))
+		}
+		cfg.Timeout = d
+	}
+	// The server never follows a redirect: the request goes to the URL given and nowhere else.
+	cfg.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// The agent checks the rest (temperature, top_p, stop, the extra body's and headers' names,
+	// the formats); an agent made here only to check them sends nothing.
+	if _, err := modelagent.New(cfg); err != nil {
+		return cfg, nil, badRequest(strings.TrimPrefix(err.Error(), "modelagent: "))
+	}
+	return cfg, secrets, nil
+}
+
+// checkBaseURL accepts an http or https URL with a host and without user info, query or
+// fragment (credentials go in api_key or headers; the agent appends /chat/completions).
+func checkBaseURL(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("required: the model's OpenAI-compatible API, like http://localhost:8000/v1")
+	}
+	u, err := url.Parse(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", s)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q is not an http or https URL", s)
+	case u.Host == "":
+		return fmt.Errorf("%q has no host", s)
+	case u.User != nil:
+		return errors.New("the URL holds user info; send credentials in api_key or headers")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return errors.New("the URL has a query or a fragment; route by its path, the headers or extra_body")
+	}
+	return nil
+}
+
+// sentMessages is the agent's conversation as it sends it: every message has "content" (the
+// agent adds "content": "" where go-openai leaves it out).
+func sentMessages(a *modelagent.Agent) []json.RawMessage {
+	msgs := a.Messages()
+	out := make([]json.RawMessage, 0, len(msgs))
+	for _, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			continue
+		}
+		// through jsonv, which keeps the key order and writes the text without HTML escapes
+		v, err := jsonv.Decode(b)
+		if o, ok := v.(*jsonv.Object); err == nil && ok {
+			if _, has := o.Get("content"); !has {
+				with := &jsonv.Object{}
+				for _, mem := range o.Members {
+					with.Set(mem.Key, mem.Value)
+					if mem.Key == "role" {
+						with.Set("content", "")
+					}
+				}
+				o = with
+			}
+			b = []byte(jsonv.MustEncode(o))
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// episodeTrace keeps the trace of an episode as its lines come: each line with the secrets taken
+// out, for the answer and for the trace file.
+type episodeTrace struct {
+	secrets []string
+	file    *rollout.TraceFile
+	mu      sync.Mutex
+	events  []json.RawMessage
+	err     error // the first write error of the file
+}
+
+func (t *episodeTrace) line(b []byte) {
+	line := redact(bytes.Clone(b), t.secrets)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = append(t.events, line)
+	if t.file != nil && t.err == nil {
+		_, t.err = t.file.Write(append(bytes.Clone(line), '\n'))
+	}
+}
+
+// redactedText replaces a secret.
+const redactedText = "[redacted]"
+
+// minSecret is the shortest value redact looks for: a shorter one (a header "X-Shard: 3") would
+// be found in any text, and is not a secret.
+const minSecret = 8
+
+// redact replaces the secrets in the strings (and keys) of the JSON value data, which is given
+// back as it is when it holds none of them.
+func redact(data []byte, secrets []string) []byte {
+	var found, forms []string
+	for _, s := range secrets {
+		if len(s) < minSecret {
+			continue
+		}
+		escaped := strings.Trim(jsonv.MustEncode(s), `"`)
+		if bytes.Contains(data, []byte(s)) || bytes.Contains(data, []byte(escaped)) {
+			found = append(found, s)
+			forms = append(forms, s, escaped)
+		}
+	}
+	if len(found) == 0 {
+		return data
+	}
+	v, err := jsonv.Decode(data)
+	if err != nil {
+		// not a JSON value the decoder takes: the text itself loses the secrets
+		for _, f := range forms {
+			data = bytes.ReplaceAll(data, []byte(f), []byte(redactedText))
+		}
+		return data
+	}
+	return []byte(jsonv.MustEncode(redactValue(v, found)))
+}
+
+func redactValue(v jsonv.Value, secrets []string) jsonv.Value {
+	switch x := v.(type) {
+	case string:
+		for _, s := range secrets {
+			x = strings.ReplaceAll(x, s, redactedText)
+		}
+		return x
+	case []jsonv.Value:
+		for i := range x {
+			x[i] = redactValue(x[i], secrets)
+		}
+		return x
+	case *jsonv.Object:
+		out := &jsonv.Object{}
+		for _, m := range x.Members {
+			out.Set(redactValue(m.Key, secrets).(string), redactValue(m.Value, secrets))
+		}
+		return out
+	}
+	return v
+}
