@@ -124,13 +124,9 @@ func (s *Server) runEpisode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if req.Task == "" {
-		writeError(w, badRequest("task is required: the name of a task (GET /tasks lists them)"))
-		return
-	}
-	t, ok := s.tasks[req.Task]
-	if !ok {
-		writeError(w, &apiError{http.StatusNotFound, CodeUnknownTask, fmt.Sprintf("no task %q; GET /tasks lists the %d tasks", req.Task, len(s.order))})
+	t, ae := s.task(req.Task)
+	if ae != nil {
+		writeError(w, ae)
 		return
 	}
 	cfg, secrets, e := modelConfig(&req)

@@ -124,20 +124,35 @@ type taskInfo struct {
 	Tools         []string `json:"tools"`
 }
 
-func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+// task is the served task of a request's name, or the error that says there is none.
+func (s *Server) task(name string) (*task, *apiError) {
+	if name == "" {
+		return nil, badRequest("task is required: the name of a task (GET /tasks lists them)")
+	}
+	t, ok := s.tasks[name]
+	if !ok {
+		return nil, &apiError{http.StatusNotFound, CodeUnknownTask, fmt.Sprintf("no task %q; GET /tasks lists the %d tasks", name, len(s.order))}
+	}
+	return t, nil
+}
+
+// taskInfos describe the tasks served (GET /tasks, OpenEnv's /metadata).
+func (s *Server) taskInfos() []taskInfo {
 	out := make([]taskInfo, len(s.order))
 	for i, t := range s.order {
 		ti := taskInfo{Name: t.task.Name, File: t.task.File, Description: t.task.Description,
-			Capabilities: append([]string{}, t.task.Capabilities...), Turns: len(t.task.Turns), Tools: []string{}}
-		for _, turn := range t.task.Turns {
-			ti.SimulatedUser = ti.SimulatedUser || turn.Sim != nil
-		}
+			Capabilities: append([]string{}, t.task.Capabilities...), Turns: len(t.task.Turns),
+			SimulatedUser: t.task.Simulated(), Tools: []string{}}
 		for _, tool := range t.task.Tools {
 			ti.Tools = append(ti.Tools, tool.Name)
 		}
 		out[i] = ti
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tasks": out})
+	return out
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"tasks": s.taskInfos()})
 }
 
 // created is the answer to POST /sessions.
@@ -167,13 +182,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if req.Task == "" {
-		writeError(w, badRequest("task is required: the name of a task (GET /tasks lists them)"))
-		return
-	}
-	t, ok := s.tasks[req.Task]
-	if !ok {
-		writeError(w, &apiError{http.StatusNotFound, CodeUnknownTask, fmt.Sprintf("no task %q; GET /tasks lists the %d tasks", req.Task, len(s.order))})
+	t, ae := s.task(req.Task)
+	if ae != nil {
+		writeError(w, ae)
 		return
 	}
 	e, err := s.create(r.Context(), t, req.Seed)

@@ -68,25 +68,8 @@ func (s *Server) openEnvMetadata(w http.ResponseWriter, r *http.Request) {
 			"(files, mail, calendar, records, contacts, chat) through tool calls, turn by turn, and is scored by " +
 			"the task's verifiers. Reset with data.task and data.seed; step with call_tool and reply actions.",
 		"version": version,
-		"tasks":   s.openEnvTasks(),
+		"tasks":   s.taskInfos(),
 	})
-}
-
-// openEnvTasks describe the tasks served, as GET /tasks does.
-func (s *Server) openEnvTasks() []taskInfo {
-	out := make([]taskInfo, len(s.order))
-	for i, t := range s.order {
-		ti := taskInfo{Name: t.task.Name, File: t.task.File, Description: t.task.Description,
-			Capabilities: append([]string{}, t.task.Capabilities...), Turns: len(t.task.Turns), Tools: []string{}}
-		for _, turn := range t.task.Turns {
-			ti.SimulatedUser = ti.SimulatedUser || turn.Sim != nil
-		}
-		for _, tool := range t.task.Tools {
-			ti.Tools = append(ti.Tools, tool.Name)
-		}
-		out[i] = ti
-	}
-	return out
 }
 
 // openEnvSchema answers GET /schema: OpenEnv's SchemaResponse.

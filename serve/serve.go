@@ -351,15 +351,11 @@ func (s *Server) release() {
 func (s *Server) begin(id string) (*entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errShuttingDown
+	e, err := s.lookupLocked(id)
+	if err == nil {
+		e.busy++
 	}
-	e, ok := s.sessions[id]
-	if !ok {
-		return nil, errUnknownSession
-	}
-	e.busy++
-	return e, nil
+	return e, err
 }
 
 // end marks an action over: the session's idle time starts again.
@@ -374,6 +370,11 @@ func (s *Server) end(e *entry) {
 func (s *Server) lookup(id string) (*entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.lookupLocked(id)
+}
+
+// lookupLocked finds a session; s.mu is held.
+func (s *Server) lookupLocked(id string) (*entry, error) {
 	if s.closed {
 		return nil, errShuttingDown
 	}
