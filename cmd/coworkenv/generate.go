@@ -25,8 +25,8 @@ const generateUsage = `generate --capability NAME... --count N --out DIR [--corp
        [--stand-ins-only] [--json]
 
 Writes tasks with a model, validates each candidate in an isolated worker process and sends the
-diagnostics back until the file is valid with no warning, or --max-rounds answers are spent
-(SPEC §8). Attempt i uses the seed S+i, which draws its scenario (business, people, situation).
+diagnostics back until the file is valid with no warning, or --max-rounds answers are spent.
+Attempt i uses the seed S+i, which draws its scenario (business, people, situation).
 Accepted files go to DIR with a header comment; DIR/manifest.jsonl gets one line per attempt.
 Duplicates of the corpus or of earlier tasks (the same source up to comments and layout, or
 prompts and setups alike by --near-threshold) are rejected with the name of their twin.

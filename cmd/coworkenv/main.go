@@ -25,7 +25,7 @@ func commands() []command {
 		{"list", "list tasks with capabilities and turn counts", cmdList},
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
-		{"generate", "write tasks with a model, validated and repaired in a loop (SPEC §8)", cmdGenerate},
+		{"generate", "write tasks with a model, validated and repaired in a loop", cmdGenerate},
 		{"serve", "serve live episodes over HTTP and JSON: sessions a client drives step by step", cmdServe},
 		{"mcp", "serve one episode over MCP on stdin and stdout, for a harness that starts a command", cmdMCP},
 		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},

@@ -33,7 +33,7 @@ requests go out from this process.`
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("validate", validateUsage, stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object (SPEC §5)")
+	asJSON := fs.Bool("json", false, "print one JSON object: the report of every task, with its diagnostics")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "tasks checked at once")
 	strict := fs.Bool("strict", false, "warnings fail too")
 	verbose := fs.Bool("verbose", false, "also list the tasks that are ok")
