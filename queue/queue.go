@@ -263,8 +263,15 @@ func (q *Queue) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return s, fmt.Errorf("workers consumer: %w", err)
 	}
-	s.Queued = int(ci.NumPending)
+	// The jobs stream holds a job until it is acked or ended (work-queue retention), and its
+	// count is current as soon as a publish is acknowledged; the consumer's own pending count
+	// may lag behind it. Queued is what the stream holds less what is out with workers.
+	ji, err := q.jobs.Info(ctx)
+	if err != nil {
+		return s, fmt.Errorf("jobs stream: %w", err)
+	}
 	s.InFlight = ci.NumAckPending
+	s.Queued = max(int(ji.State.Msgs)-s.InFlight, 0)
 	info, err := q.results.Info(ctx)
 	if err != nil {
 		return s, fmt.Errorf("results stream: %w", err)
