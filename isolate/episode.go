@@ -180,6 +180,8 @@ type EpisodeResult struct {
 	// PromptTokens and CompletionTokens the model's usage the assistant events report.
 	TurnScores                     []*float64
 	PromptTokens, CompletionTokens int64
+	// UserRounds is how many answers simulated users gave, over the turn_end events.
+	UserRounds int
 }
 
 // StartError is an episode that cannot start: its file does not load or does not declare the
@@ -314,6 +316,7 @@ func (t *tracker) line(raw []byte) {
 		Checks []trace.Check   `json:"checks"`
 		Turn   int             `json:"turn"`
 		Score  *float64        `json:"score"`
+		Rounds int             `json:"rounds"`
 		Usage  *struct {
 			Prompt     int64 `json:"prompt_tokens"`
 			Completion int64 `json:"completion_tokens"`
@@ -348,6 +351,7 @@ func (t *tracker) line(raw []byte) {
 			t.res.TurnScores = append(t.res.TurnScores, nil)
 		}
 		t.res.TurnScores[ev.Turn] = ev.Score
+		t.res.UserRounds += ev.Rounds
 		for _, c := range ev.Checks {
 			it := dsl.CheckItem{Kind: c.Kind, Message: c.Message, Passed: c.Passed, Turn: c.Turn}
 			if c.Weight != nil {

@@ -1,7 +1,7 @@
 // Package queue spreads work units over worker processes through NATS JetStream. It is the
 // foundation for running generate, validate and rollout on many machines (docs/scaling.md): a
 // producer publishes jobs, workers pull them one at a time and publish a result for each, and the
-// producer reads the results back. The commands do not use it yet.
+// producer reads the results back. `rollout --queue` and `coworkenv worker` use it; generate and validate do not yet.
 //
 // A queue named N is two streams on the server:
 //

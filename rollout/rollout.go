@@ -231,68 +231,14 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 	if opts.NewAgent == nil || opts.Agent == "" {
 		return nil, errors.New("rollout: no agent")
 	}
-	seen := map[string]*dsl.Task{}
-	for _, t := range tasks {
+	res, todo, err := plan(tasks, opts, func(t Task) error {
 		if t.Isolated == nil && len(t.Sources) == 0 {
-			return nil, fmt.Errorf("rollout: task %s has no Sources", t.Task.Name)
+			return fmt.Errorf("rollout: task %s has no Sources", t.Task.Name)
 		}
-		if prev, ok := seen[t.Task.Name]; ok {
-			return nil, fmt.Errorf("two tasks are named %s (%s and %s): their traces would share %s",
-				t.Task.Name, prev.File, t.Task.File, filepath.Join(opts.Out, t.Task.Name))
-		}
-		seen[t.Task.Name] = t.Task
-	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %v", unwrapPath(err))
-	}
-	if err := checkManifest(opts); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	}
-	res := &Result{Samples: opts.Samples, Seed: opts.Seed, VarySetup: opts.VarySetup, Agent: opts.Agent, Tasks: make([]TaskResult, len(tasks))}
-	type job struct{ t, i int }
-	var todo []job
-	for ti, t := range tasks {
-		tr := &res.Tasks[ti]
-		tr.Task = t.Task
-		tr.Samples = make([]Sample, opts.Samples)
-		now := currentOf(t)
-		stale := 0
-		var changes []string
-		for i := range tr.Samples {
-			s := &tr.Samples[i]
-			s.Index, s.Seed, s.Path = i, SampleSeed(opts.Seed, i, opts.VarySetup), TracePath(opts.Out, t.Task.Name, i)
-			ok, err := resume(s, opts.Agent, now)
-			if err != nil {
-				return nil, err
-			}
-			if !ok && s.Err != "" {
-				if opts.Warn != nil {
-					opts.Warn(fmt.Sprintf("%s cannot be read (%s); running the sample again", s.Path, s.Err))
-				}
-				s.Err = ""
-			}
-			if ok {
-				res.Resumed++
-				continue
-			}
-			if len(s.Changed) > 0 {
-				stale++
-				for _, c := range s.Changed {
-					if msg := c.String(); !slices.Contains(changes, msg) {
-						changes = append(changes, msg)
-					}
-				}
-			}
-			todo = append(todo, job{ti, i})
-		}
-		if stale > 0 && opts.Warn != nil {
-			were := "were"
-			if stale == 1 {
-				were = "was"
-			}
-			opts.Warn(fmt.Sprintf("%s: %d of its traces in %s %s recorded with other versions of its files (%s); running %s again",
-				t.Task.Name, stale, filepath.Join(opts.Out, t.Task.Name), were, strings.Join(changes, "; "), samples(stale)))
-		}
 	}
 
 	total := len(tasks) * opts.Samples
@@ -574,7 +520,7 @@ func runIsolated(ctx context.Context, t Task, s *Sample, opts Options) {
 	}
 	e := res.End
 	s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = e.Score, e.Completion, e.Safety, e.Robustness, e.Passed
-	s.TurnScores, s.PromptTokens, s.CompletionTokens = res.TurnScores, res.PromptTokens, res.CompletionTokens
+	s.TurnScores, s.PromptTokens, s.CompletionTokens, s.UserRounds = res.TurnScores, res.PromptTokens, res.CompletionTokens, res.UserRounds
 }
 
 // TraceFile is a trace on its way to Path: it is written to Path.partial, created at the first
@@ -723,3 +669,75 @@ func (u *usageCounter) OnCall(*episode.Call)          {}
 func (u *usageCounter) OnResult(*episode.Call)        {}
 func (u *usageCounter) OnReply(int, string)           {}
 func (u *usageCounter) OnTurnEnd(*episode.TurnResult) {}
+
+// job is a sample to run: task t, sample i.
+type job struct{ t, i int }
+
+// plan checks the tasks (check says what a task needs), creates OUT, checks its manifest, reads
+// back the samples whose traces are current (Resumed), warns of stale ones, and returns the
+// result to fill and the samples still to run, in order: what Run and RunQueued share.
+func plan(tasks []Task, opts Options, check func(Task) error) (*Result, []job, error) {
+	seen := map[string]*dsl.Task{}
+	for _, t := range tasks {
+		if err := check(t); err != nil {
+			return nil, nil, err
+		}
+		if prev, ok := seen[t.Task.Name]; ok {
+			return nil, nil, fmt.Errorf("two tasks are named %s (%s and %s): their traces would share %s",
+				t.Task.Name, prev.File, t.Task.File, filepath.Join(opts.Out, t.Task.Name))
+		}
+		seen[t.Task.Name] = t.Task
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("--out: %v", unwrapPath(err))
+	}
+	if err := checkManifest(opts); err != nil {
+		return nil, nil, err
+	}
+	res := &Result{Samples: opts.Samples, Seed: opts.Seed, VarySetup: opts.VarySetup, Agent: opts.Agent, Tasks: make([]TaskResult, len(tasks))}
+	var todo []job
+	for ti, t := range tasks {
+		tr := &res.Tasks[ti]
+		tr.Task = t.Task
+		tr.Samples = make([]Sample, opts.Samples)
+		now := currentOf(t)
+		stale := 0
+		var changes []string
+		for i := range tr.Samples {
+			s := &tr.Samples[i]
+			s.Index, s.Seed, s.Path = i, SampleSeed(opts.Seed, i, opts.VarySetup), TracePath(opts.Out, t.Task.Name, i)
+			ok, err := resume(s, opts.Agent, now)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok && s.Err != "" {
+				if opts.Warn != nil {
+					opts.Warn(fmt.Sprintf("%s cannot be read (%s); running the sample again", s.Path, s.Err))
+				}
+				s.Err = ""
+			}
+			if ok {
+				res.Resumed++
+				continue
+			}
+			if len(s.Changed) > 0 {
+				stale++
+				for _, c := range s.Changed {
+					if msg := c.String(); !slices.Contains(changes, msg) {
+						changes = append(changes, msg)
+					}
+				}
+			}
+			todo = append(todo, job{ti, i})
+		}
+		if stale > 0 && opts.Warn != nil {
+			were := "were"
+			if stale == 1 {
+				were = "was"
+			}
+			opts.Warn(fmt.Sprintf("%s: %d of its traces in %s %s recorded with other versions of its files (%s); running %s again",
+				t.Task.Name, stale, filepath.Join(opts.Out, t.Task.Name), were, strings.Join(changes, "; "), samples(stale)))
+		}
+	}
+	return res, todo, nil
+}

@@ -24,6 +24,7 @@ func commands() []command {
 		{"replay", "replay a trace (or a folder of traces) and report the first divergence", cmdReplay},
 		{"list", "list tasks with capabilities and turn counts", cmdList},
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
+		{"worker", "run the episodes of `rollout --queue URL` from a queue: worker --queue URL", cmdQueueWorker},
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop", cmdGenerate},
 		{"serve", "serve live episodes over HTTP and JSON: sessions a client drives step by step", cmdServe},

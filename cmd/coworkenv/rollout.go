@@ -16,7 +16,7 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--vary-setup] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate]\n\n" +
+const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--vary-setup] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate] [--queue URL|embedded]\n\n" +
 	"Runs K episodes of every task, N at a time, one fresh agent per episode, and writes each as a trace\n" +
 	"DIR/<task>/<sample>.jsonl. TASKS are files, folders, file.star:name or task names of the built-in\n" +
 	"corpus (default: the whole built-in corpus).\n\n" +
@@ -43,6 +43,10 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"and the means over tasks overall, for single- and multi-turn tasks, and by capability.\n\n" +
 	agentFlagsHelp + "\n\n" + isolationHelp + "\nA sample whose worker stops is failed (its .partial ends with the code) and runs\n" +
 	"again next time, like a model-error one.\n\n" +
+	"--queue URL publishes every sample without a trace as a job on the NATS JetStream server at URL\n" +
+	"instead of running it, and writes the traces that `coworkenv worker --queue URL` processes send back\n" +
+	"(docs/scaling.md); every task file then runs in workers (--in-process is refused). --queue embedded\n" +
+	"starts the server in this process and runs --jobs workers here.\n\n" +
 	"Exit status: 0 every sample has a trace, 1 some sample failed or was interrupted or some task did not\n" +
 	"load, 2 bad usage (--out included)."
 
@@ -56,6 +60,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "run seed of every sample (with --vary-setup, of sample 0)")
 	varySetup := fs.Bool("vary-setup", false, "run sample i with seed+i, so that samples of a task start from different states")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	queueURL := fs.String("queue", "", "publish the samples on the queue at this NATS URL (or embedded: a server and --jobs workers here) for `coworkenv worker` to run")
 	pos, code, ok := parse(fs, rolloutUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -78,6 +83,13 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	if err := iso.check(); err != nil {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
+	}
+	if *queueURL != "" {
+		if *iso.inProcess {
+			fmt.Fprintln(stderr, "coworkenv rollout: --queue runs every episode in workers; drop --in-process")
+			return 2
+		}
+		*iso.isolate = true // workers run task files, the built-in corpus's included
 	}
 	choice, err := agentFlags.choose()
 	if err != nil {
@@ -135,7 +147,12 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		bar = &rolloutBar{w: stderr}
 		opts.Progress = bar.show
 	}
-	res, err := rollout.Run(ctx, tasks, opts)
+	var res *rollout.Result
+	if *queueURL != "" {
+		res, err = runQueued(ctx, *queueURL, *jobs, rt.pool, tasks, opts)
+	} else {
+		res, err = rollout.Run(ctx, tasks, opts)
+	}
 	bar.clear()
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
