@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"sync"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/isolate"
@@ -106,50 +105,13 @@ func RunQueued(ctx context.Context, tasks []Task, opts Options, q *queue.Queue) 
 		todo = append(todo, queue.Job{ID: id, Kind: JobKind, Body: body})
 	}
 
-	prog := Progress{Total: len(tasks) * opts.Samples}
-	var mu sync.Mutex
-	report := func(s *Sample) {
-		mu.Lock()
-		defer mu.Unlock()
-		prog.Done++
-		switch {
-		case s.Interrupted:
-			prog.Interrupted++
-		case !s.OK():
-			prog.Failed++
-		case s.Passed:
-			prog.Passed++
-		}
-		if opts.Progress != nil {
-			opts.Progress(prog)
-		}
-	}
-	for ti := range res.Tasks {
-		for i := range res.Tasks[ti].Samples {
-			if s := &res.Tasks[ti].Samples[i]; s.Resumed {
-				report(s)
-			}
-		}
-	}
+	report := reporter(res, opts)
 
 	if len(todo) > 0 {
 		collect(ctx, q, todo, bySample, report)
 	}
 
-	for ti := range res.Tasks {
-		for i := range res.Tasks[ti].Samples {
-			s := &res.Tasks[ti].Samples[i]
-			switch {
-			case s.Resumed:
-			case s.Interrupted:
-				res.Interrupted++
-			case !s.OK():
-				res.Failed++
-			default:
-				res.Ran++
-			}
-		}
-	}
+	res.count()
 	return res, nil
 }
 

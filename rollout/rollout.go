@@ -241,9 +241,36 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	total := len(tasks) * opts.Samples
+	report := reporter(res, opts)
+
+	next := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Jobs && w < len(todo); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				s := &res.Tasks[j.t].Samples[j.i]
+				runSample(ctx, tasks[j.t], s, opts)
+				report(s)
+			}
+		}()
+	}
+	for _, j := range todo {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+
+	res.count()
+	return res, nil
+}
+
+// reporter tells opts.Progress of every finished sample (calls never overlap), starting with
+// the resumed ones, at once.
+func reporter(res *Result, opts Options) func(*Sample) {
+	prog := Progress{Total: len(res.Tasks) * opts.Samples}
 	var mu sync.Mutex
-	prog := Progress{Total: total}
 	report := func(s *Sample) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -267,26 +294,12 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 			}
 		}
 	}
+	return report
+}
 
-	next := make(chan job)
-	var wg sync.WaitGroup
-	for w := 0; w < opts.Jobs && w < len(todo); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				s := &res.Tasks[j.t].Samples[j.i]
-				runSample(ctx, tasks[j.t], s, opts)
-				report(s)
-			}
-		}()
-	}
-	for _, j := range todo {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-
+// count counts the samples run now, failed and interrupted (the resumed ones are counted as
+// they are read back).
+func (res *Result) count() {
 	for ti := range res.Tasks {
 		for i := range res.Tasks[ti].Samples {
 			s := &res.Tasks[ti].Samples[i]
@@ -301,7 +314,6 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Result, error) {
 			}
 		}
 	}
-	return res, nil
 }
 
 // samples is "the sample" or "those n samples".
