@@ -13,6 +13,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/tasktest"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
@@ -424,21 +425,7 @@ func TestSetupSeed(t *testing.T) {
 }
 
 // simTask's user answers one question; the oracle asks it.
-const simTask = `
-def _user(said, round):
-    if "which" in said.lower():
-        return "The blue one."
-    return None
-
-def _solve(agent):
-    colour = agent.ask("Which folder colour?")
-    agent.call("fs_write", path = "/colour.txt", content = colour)
-    agent.reply("Done.")
-
-task(name = "sim", tools = ["fs"], solution = _solve,
-    prompt = simulated_user(opening = "Note my folder colour.", persona = "Ann", goal = "the colour noted", stand_in = _user),
-    verify = lambda ws, ep: check(ws.fs.exists("/colour.txt"), "noted"))
-`
+var simTask = tasktest.AskingForColour
 
 // The rounds a simulated user answered are counted per sample (run now or read back from its
 // trace), and the summary gives their mean for the tasks that have one; a task with a simulated

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/conformance"
+	"github.com/coworkenv/coworkenv/internal/tasktest"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -371,27 +372,10 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 	assert.Contains(t, errs, "model")
 }
 
-// askingTask's simulated user answers one question of the oracle.
-const askingTask = `
-def _user(said, round):
-    if "which" in said.lower():
-        return "The blue one."
-    return None
-
-def _solve(agent):
-    colour = agent.ask("Which folder colour?")
-    agent.call("fs_write", path = "/colour.txt", content = colour)
-    agent.reply("Done.")
-
-task(name = "asking", tools = ["fs"], solution = _solve,
-    prompt = simulated_user(opening = "Note my folder colour.", persona = "Ann", goal = "the colour noted", stand_in = _user),
-    verify = lambda ws, ep: check(ws.fs.exists("/colour.txt"), "noted"))
-`
-
 // The simulated user's rounds reach the summary the same way whether the episodes run in worker
 // processes or in this one.
 func TestRolloutUserRoundsIsolatedAndInProcess(t *testing.T) {
-	corpus := writeFiles(t, map[string]string{"asking.star": askingTask})
+	corpus := writeFiles(t, map[string]string{"asking.star": tasktest.AskingForColour})
 	for _, mode := range []string{"--isolate", "--in-process"} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, stdout, errs := cli(t, "rollout", corpus, "--samples", "2", "--out", out, "--json", mode)

@@ -52,3 +52,21 @@ task(
     faults = {"rate": 0.4, "tools": ["ship_order", "mail_reply", "fs_write"], "seed": 3},
 )
 `
+
+// AskingForColour is a single-turn task named "asking" whose simulated user answers one question
+// ("Which folder colour?": "The blue one."), which its reference asks.
+const AskingForColour = `
+def _user(said, round):
+    if "which" in said.lower():
+        return "The blue one."
+    return None
+
+def _solve(agent):
+    colour = agent.ask("Which folder colour?")
+    agent.call("fs_write", path = "/colour.txt", content = colour)
+    agent.reply("Done.")
+
+task(name = "asking", tools = ["fs"], solution = _solve,
+    prompt = simulated_user(opening = "Note my folder colour.", persona = "Ann", goal = "the colour noted", stand_in = _user),
+    verify = lambda ws, ep: check(ws.fs.exists("/colour.txt"), "noted"))
+`
