@@ -25,10 +25,12 @@ func commands() []command {
 		{"list", "list tasks with capabilities and turn counts", cmdList},
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
 		{"worker", "run the episodes of `rollout --queue URL` from a queue: worker --queue URL", cmdQueueWorker},
+		{"queue", "show the jobs of a queue: queue status --queue URL", cmdQueue},
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop", cmdGenerate},
 		{"serve", "serve live episodes over HTTP and JSON: sessions a client drives step by step", cmdServe},
 		{"mcp", "serve one episode over MCP on stdin and stdout, for a harness that starts a command", cmdMCP},
+		{"report", "write a self-contained HTML report of a trace, a rollout, a validation or a generation run", cmdReport},
 		{"doc", "print the DSL reference (or `doc diagnostics`)", cmdDoc},
 	}
 }
