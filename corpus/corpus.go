@@ -12,6 +12,18 @@ import (
 //go:embed capabilities.star lib tasks
 var files embed.FS
 
+func init() {
+	data, err := files.ReadFile(dsl.CapabilitiesFile)
+	if err != nil {
+		panic(err) // embedded: cannot happen
+	}
+	dsl.RegisterBuiltinTaxonomy(data)
+}
+
+// Taxonomy is the built-in capability taxonomy, capabilities.star: also the taxonomy of task
+// files that belong to no corpus (dsl.OpenStandalone).
+func Taxonomy() []byte { return dsl.BuiltinTaxonomy() }
+
 // FS is the embedded corpus; its root is the corpus root.
 func FS() fs.FS { return files }
 

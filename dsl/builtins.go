@@ -197,7 +197,7 @@ func builtinTask(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 	}
 	for i, c := range t.Capabilities {
 		if st.taxonomy != nil && !st.taxonomy.Has(c) {
-			return nil, a.Errorf("capabilities", "unknown capability %q (not declared in capabilities.star)", c)
+			return nil, a.Errorf("capabilities", "unknown capability %q: not declared in %s", c, st.taxonomy.where())
 		}
 		for _, prev := range t.Capabilities[:i] {
 			if prev == c {

@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -199,7 +200,7 @@ func (c *Corpus) Taxonomy() *Taxonomy {
 		f := c.exec(context.Background(), CapabilitiesFile, &fileState{isCaps: true})
 		c.taxFile = f.File
 		if len(f.Diags) == 0 {
-			c.taxonomy = &Taxonomy{Capabilities: f.caps}
+			c.taxonomy = &Taxonomy{Capabilities: f.caps, Name: taxonomyName(f.Source, f.Path)}
 		}
 	})
 	return c.taxonomy
@@ -256,7 +257,33 @@ func (c *Corpus) LoadFile(ctx context.Context, rel string) *File {
 	if len(f.Diags) == 0 {
 		f.Tasks = st.tasks
 	}
+	if len(f.Diags) == 0 && len(f.Tasks) == 0 {
+		what := "the file declares no task"
+		if len(bytes.TrimSpace(f.Source)) == 0 {
+			what = "the file is empty"
+		}
+		d := NewDiag("no-task", what+"; a task file calls task(...) at top level (a file of helpers belongs under lib/ at the corpus root)")
+		d.File = f.Path
+		f.Diags = []Diagnostic{d}
+	}
+	for i, d := range f.Diags {
+		f.Diags[i] = c.locate(d, f)
+	}
 	return f
+}
+
+// locate is Locate for a diagnostic of the file f (in f itself, or in a file it
+// loads), so that every reader of a file's diagnostics shows the same column.
+func (c *Corpus) locate(d Diagnostic, f *File) Diagnostic {
+	if d.File == f.Path {
+		return Locate(d, f.Source)
+	}
+	if rel, ok := c.RelPath(d.File); ok && d.File != "" {
+		if src, err := c.ReadSource(rel); err == nil {
+			return Locate(d, src)
+		}
+	}
+	return d
 }
 
 type fileResult struct {
@@ -281,7 +308,12 @@ func (c *Corpus) exec(ctx context.Context, rel string, st *fileState) *fileResul
 		return res
 	}
 	f.Source = src
-	_, prog, err := starlark.SourceProgramOptions(FileOptions, f.Path, src, c.predeclared.Has)
+	text, bad := sourceText(src)
+	if bad != nil {
+		f.Diags = []Diagnostic{bad.diag(f.Path)}
+		return res
+	}
+	_, prog, err := starlark.SourceProgramOptions(FileOptions, f.Path, text, c.predeclared.Has)
 	if err != nil {
 		f.Diags = SyntaxDiags(err)
 		return res
@@ -386,7 +418,11 @@ func (c *Corpus) loadModule(ctx context.Context, rel, name string, chain []strin
 		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: no such file in the corpus (%s)", name, c.DisplayPath(rel))}}
 	}
 	display := c.DisplayPath(rel)
-	_, prog, err := starlark.SourceProgramOptions(FileOptions, display, src, c.predeclared.Has)
+	text, bad := sourceText(src)
+	if bad != nil {
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, bad.diag(display).String())}}
+	}
+	_, prog, err := starlark.SourceProgramOptions(FileOptions, display, text, c.predeclared.Has)
 	if err != nil {
 		d := SyntaxDiags(err)[0]
 		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, d.String())}}

@@ -27,12 +27,14 @@ type Code struct {
 }
 
 // Codes is the registry of every diagnostic the loader, the validator, episodes and the
-// generator give, in the order of SPEC §5 (then the episodes' and the generator's own). Docs and
+// generator give: first the loader's and the validator's, in the order the checks run, then the
+// episodes' and the generator's own. Reports sort a task's diagnostics in this order; docs and
 // lookups are generated from it.
 var Codes = []Code{
 	{"syntax", Error, "The file does not parse or resolve. Every resolver error is reported, sorted by position."},
 	{"load", Error, "A `load` fails: the file is missing, a name is not defined in it, it fails itself, or the path leaves the corpus root (by `..`, or by a symbolic link that leads out of it)."},
 	{"schema", Error, "A `task`/`turn`/`tool`/`param`/`capability` call is malformed: a bad or duplicate name, an unknown tool group or capability, both or neither of `prompt`/`turns`, a bad parameter schema, a function with the wrong parameters."},
+	{"no-task", Error, "A task file declares no task: it is empty, or its top-level code never calls `task(...)`. Files of helpers belong under `lib/` at the corpus root, where they are not task files."},
 	{"script-error", Error, "Top-level code, `setup`, `before` or a `user` function raises."},
 	{"step-limit", Error, "A script exceeds its step budget (1,000,000 execution steps per call into the script by default)."},
 	{"timeout", Error, "A script exceeds the wall-clock safety limit."},

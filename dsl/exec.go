@@ -59,7 +59,7 @@ const (
 )
 
 // FileOptions is the dialect of task files: set, while, top-level control and global
-// reassignment are on; recursion is off (SPEC §10).
+// reassignment are on; recursion is off.
 var FileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
 
 // Predeclared returns the names every task and helper file sees.

@@ -35,7 +35,11 @@ func (c *Corpus) SourceFiles(rel string) ([]SourceFile, error) {
 			return fmt.Errorf("%s: %w", c.DisplayPath(rel), err)
 		}
 		out = append(out, SourceFile{Rel: rel, Data: data})
-		f, err := FileOptions.Parse(c.DisplayPath(rel), data, 0)
+		text, bad := sourceText(data)
+		if bad != nil {
+			return fmt.Errorf("%s:%w", c.DisplayPath(rel), bad)
+		}
+		f, err := FileOptions.Parse(c.DisplayPath(rel), text, 0)
 		if err != nil {
 			return err
 		}

@@ -148,6 +148,16 @@ type Capability struct {
 // Taxonomy is the capability list of a corpus, in declaration order.
 type Taxonomy struct {
 	Capabilities []Capability
+	// Name is how diagnostics name it: its file as shown, or BuiltinTaxonomyName.
+	Name string
+}
+
+// where names the taxonomy in a diagnostic.
+func (t *Taxonomy) where() string {
+	if t.Name == "" {
+		return CapabilitiesFile
+	}
+	return t.Name
 }
 
 // Has reports whether name is declared.

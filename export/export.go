@@ -1,4 +1,5 @@
-// Package export turns traces (SPEC §6) into training data (SPEC §9).
+// Package export turns traces into training and evaluation data (docs/training.md,
+// docs/rewards.md, docs/interchange.md).
 //
 // Messages. An episode becomes a conversation in the OpenAI chat format: a system message, a
 // user message per user event, assistant messages (with "tool_calls"), and a "tool" message with

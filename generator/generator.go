@@ -1,4 +1,4 @@
-// Package generator synthesises tasks with a model (SPEC §8): for each wanted task it builds a
+// Package generator synthesises tasks with a model (`coworkenv generate`): for each wanted task it builds a
 // prompt from the language reference, the capability descriptions, corpus examples and a
 // scenario drawn from the seed; asks the model for one Starlark file; validates the candidate in
 // an isolated worker (one with a simulated user or a judge with their stand-ins, then with the

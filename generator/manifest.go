@@ -51,9 +51,8 @@ func (t *Tokens) add(o Tokens) {
 	t.Total += o.Total
 }
 
-// readManifest reads the records of an earlier run. A last line cut short by a kill is
-// dropped (and cut off the file, so that appending goes on cleanly); attempts must follow each
-// other from 0.
+// readManifest reads the records of an earlier run (none when there is no manifest). A last
+// line cut short by a kill is dropped, and cut off the file, so that appending goes on cleanly.
 func readManifest(dir string) ([]Record, error) {
 	path := filepath.Join(dir, ManifestFile)
 	data, err := os.ReadFile(path)
@@ -63,31 +62,42 @@ func readManifest(dir string) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := ParseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if whole := bytes.LastIndexByte(data, '\n') + 1; whole < len(data) {
+		if err := os.Truncate(path, int64(whole)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ParseManifest reads the records of a manifest's bytes (data is not changed, nor is any file).
+// A last line without its newline (a run killed while writing it) is left out, as a run that
+// resumes leaves it out; blank lines are skipped; attempts must follow each other from 0. An
+// error names the line, counted from 1.
+func ParseManifest(data []byte) ([]Record, error) {
 	var out []Record
-	good := 0
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
+	for n := 1; len(data) > 0; n++ {
+		end := bytes.IndexByte(data, '\n')
 		if end < 0 {
 			break // an unfinished last line
 		}
-		line := data[off : off+end]
-		if len(bytes.TrimSpace(line)) > 0 {
-			var r Record
-			if err := json.Unmarshal(line, &r); err != nil {
-				return nil, fmt.Errorf("%s: line %d is not a manifest record: %v", path, len(out)+1, err)
-			}
-			if r.Attempt != len(out) {
-				return nil, fmt.Errorf("%s: line %d is attempt %d, want %d (attempts are written in order)", path, len(out)+1, r.Attempt, len(out))
-			}
-			out = append(out, r)
+		line := data[:end]
+		data = data[end+1:]
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
 		}
-		off += end + 1
-		good = off
-	}
-	if good < len(data) {
-		if err := os.Truncate(path, int64(good)); err != nil {
-			return nil, err
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("line %d is not a manifest record: %v", n, err)
 		}
+		if r.Attempt != len(out) {
+			return nil, fmt.Errorf("line %d is attempt %d, want %d (attempts are written in order)", n, r.Attempt, len(out))
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

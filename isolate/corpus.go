@@ -188,14 +188,14 @@ func ValidateCorpusWith(ctx context.Context, p *Pool, c *dsl.Corpus, files []str
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			job := Job{Display: c.Display, Check: []string{rel}, Models: opts.Models}
-			if _, err := c.ReadSource(rel); err != nil {
-				// the file cannot be read (a link out of the root): its report is that load
-				// diagnostic, and nothing runs to make it
-				var rep *validate.Report
-				rep, errs[i] = validate.Corpus(ctx, c, []string{rel}, validate.Options{Jobs: 1})
-				results[i] = &Result{Report: rep, Tasks: []TaskInfo{}}
-			} else if job.Files, errs[i] = FilesFor(c, support, rel); errs[i] == nil {
+			job, local, err := fileJob(ctx, c, support, rel)
+			job.Models = opts.Models
+			switch {
+			case err != nil:
+				errs[i] = err
+			case local != nil:
+				results[i] = local
+			default:
 				results[i], errs[i] = p.Run(ctx, job)
 			}
 			if progress != nil {
@@ -212,45 +212,5 @@ func ValidateCorpusWith(ctx context.Context, p *Pool, c *dsl.Corpus, files []str
 			return nil, err
 		}
 	}
-	rep := &validate.Report{}
-	taxPath := c.DisplayPath(dsl.CapabilitiesFile)
-	var taxEntry *validate.TaskReport
-	type declared struct {
-		file      string
-		line, col int
-	}
-	first := map[string]declared{}
-	var body []*validate.TaskReport
-	for _, res := range results {
-		info := map[string]TaskInfo{}
-		for _, ti := range res.Tasks {
-			info[ti.Name] = ti
-		}
-		for _, tr := range res.Report.Tasks {
-			if tr.Task == "" && tr.File == taxPath {
-				if taxEntry == nil {
-					taxEntry = tr
-				}
-				continue
-			}
-			if tr.Task != "" {
-				ti := info[tr.Task]
-				if prev, dup := first[tr.Task]; dup {
-					d := dsl.NewDiag("schema", fmt.Sprintf("task: name: %q is already declared at %s:%d:%d", tr.Task, prev.file, prev.line, prev.col))
-					d.File, d.Line, d.Col = ti.File, ti.Line, ti.Col
-					tr = &validate.TaskReport{Task: tr.Task, File: tr.File, Diagnostics: []dsl.Diagnostic{d}, Source: tr.Source}
-				} else {
-					first[tr.Task] = declared{ti.File, ti.Line, ti.Col}
-				}
-			}
-			body = append(body, tr)
-		}
-	}
-	if taxEntry != nil {
-		rep.Add(taxEntry)
-	}
-	for _, tr := range body {
-		rep.Add(tr)
-	}
-	return rep, nil
+	return mergeResults(c, results), nil
 }

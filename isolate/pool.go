@@ -1,6 +1,6 @@
 // Package isolate runs untrusted task files (from disk, generated, from elsewhere) in worker
 // processes with a memory limit and a wall-clock limit, so that a runaway script costs a
-// diagnostic for its file or episode and never the caller (SPEC §4; docs/limits.md).
+// diagnostic for its file or episode and never the caller (docs/limits.md).
 //
 // Neither the step budget nor Thread.Cancel stops work inside every builtin or operator: ==
 // between deeply nested lists runs for ages in one step, and list.extend of a huge range

@@ -69,7 +69,7 @@ type inbound struct {
 // response is the worker's answer to a request, or (with Msg) a message while it runs.
 type response struct {
 	ID     int64           `json:"id"`
-	Report json.RawMessage `json:"report,omitempty"` // SPEC §5 JSON of validate.Report
+	Report json.RawMessage `json:"report,omitempty"` // validate.Report's JSON
 	Tasks  []TaskInfo      `json:"tasks"`
 	// Diags are the diagnostics of the checked files that do not load (an InfoOnly job).
 	Diags   []dsl.Diagnostic `json:"diags,omitempty"`

@@ -13,6 +13,14 @@ import (
 // that shuts the server down and waits for it. It is for `--queue embedded` and tests: workers in
 // other processes on the same machine can connect to the URL.
 func Embedded(dir string) (url string, stop func(), err error) {
+	return embedded(dir, EmbeddedMaxPayload)
+}
+
+// EmbeddedMaxPayload is the largest message the embedded server takes: a job carries its task's
+// files, a result a whole trace. A NATS server takes 1 MiB by default (its max_payload).
+const EmbeddedMaxPayload = 32 << 20
+
+func embedded(dir string, maxPayload int32) (url string, stop func(), err error) {
 	if dir == "" {
 		return "", nil, errors.New("embedded queue: no store folder")
 	}
@@ -24,6 +32,7 @@ func Embedded(dir string) (url string, stop func(), err error) {
 		StoreDir:   dir,
 		NoLog:      true,
 		NoSigs:     true,
+		MaxPayload: maxPayload,
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded queue: %w", err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/queue"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -83,6 +85,18 @@ func collect(t *testing.T, q *queue.Queue, n int) map[string]queue.Result {
 	}
 	require.Len(t, got, n)
 	return got
+}
+
+// resultOf reads the results until the job's comes.
+func resultOf(t *testing.T, q *queue.Queue, id string) queue.Result {
+	t.Helper()
+	for r, err := range q.Results(guarded(t)) {
+		require.NoError(t, err)
+		if r.JobID == id {
+			return r
+		}
+	}
+	panic("unreachable: Results ends with an error")
 }
 
 // counter counts the runs of each job's handler.
@@ -343,4 +357,235 @@ func TestOpenChecksTheName(t *testing.T) {
 	require.Error(t, err)
 	_, _, err = queue.Embedded("")
 	require.Error(t, err)
+}
+
+// A job whose every delivery is lost with its worker (stopped mid-job, as a killed one) ends as
+// failed, without running again, on the delivery after the last one allowed; a producer waiting
+// for its result gets it.
+func TestAJobLostWithItsWorkersEndsFailed(t *testing.T) {
+	url := server(t)
+	opts := []queue.Option{queue.WithAckWait(200 * time.Millisecond), queue.WithMaxDeliver(2)}
+	q := open(t, url, "lost", opts...)
+	job, err := q.Publish(guarded(t), queue.Job{Kind: "slow", Body: []byte("x")})
+	require.NoError(t, err)
+
+	var c counter
+	for range 2 {
+		started := make(chan struct{})
+		stop := worker(t, url, "lost", nil, func(ctx context.Context, job queue.Job) ([]byte, error) {
+			c.add(job.ID)
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		select {
+		case <-started:
+		case <-guarded(t).Done():
+			t.Fatal("the worker never got the job")
+		}
+		stop() // lost mid-job: no ack, no result
+	}
+	require.Equal(t, 2, c.get(job.ID))
+
+	stop := worker(t, url, "lost", nil, echo(&c))
+	got := collect(t, q, 1)
+	stop()
+	r := got[job.ID]
+	require.False(t, r.OK)
+	require.Contains(t, r.Error, "lost: the job was delivered 2 times")
+	require.Equal(t, 3, r.Deliveries)
+	require.Equal(t, 2, c.get(job.ID), "a lost job is not run past the max deliver")
+	require.Equal(t, queue.Status{Failed: 1}, status(t, q))
+}
+
+// WithRetryFailed publishes a failed job again as its next attempt, and Results yields that
+// attempt's result only; without it, a job with a result is not published again and its result
+// stands.
+func TestRetryFailed(t *testing.T) {
+	url := server(t)
+	opts := []queue.Option{queue.WithMaxDeliver(1)}
+	first := open(t, url, "retry", opts...)
+	var broken sync.Map // kind → true while its jobs fail
+	broken.Store("flaky", true)
+	var c counter
+	h := func(ctx context.Context, job queue.Job) ([]byte, error) {
+		c.add(job.ID)
+		if _, ok := broken.Load(job.Kind); ok {
+			return nil, fmt.Errorf("attempt %d broken", job.Attempt)
+		}
+		return fmt.Appendf(nil, "attempt %d ok", job.Attempt), nil
+	}
+	stop := worker(t, url, "retry", nil, h)
+	flaky, err := first.Publish(guarded(t), queue.Job{Kind: "flaky"})
+	require.NoError(t, err)
+	fine, err := first.Publish(guarded(t), queue.Job{Kind: "fine"})
+	require.NoError(t, err)
+	require.Equal(t, 0, flaky.Attempt)
+	got := collect(t, first, 2)
+	stop() // every job settled
+	require.Equal(t, "attempt 0 broken", got[flaky.ID].Error)
+	require.Equal(t, "attempt 0 ok", string(got[fine.ID].Body))
+	broken.Delete("flaky")
+
+	// Without the option, publishing again leaves both results as they are.
+	again := open(t, url, "retry")
+	for _, j := range []queue.Job{flaky, fine} {
+		p, err := again.Publish(guarded(t), queue.Job{Kind: j.Kind})
+		require.NoError(t, err)
+		require.Equal(t, 0, p.Attempt)
+	}
+	require.Equal(t, queue.Status{Done: 1, Failed: 1}, status(t, again))
+	got = collect(t, again, 2)
+	require.False(t, got[flaky.ID].OK)
+
+	// With it, the failed job runs again; the done one does not.
+	stop = worker(t, url, "retry", nil, h)
+	retry := open(t, url, "retry", queue.WithRetryFailed())
+	p, err := retry.Publish(guarded(t), queue.Job{Kind: "flaky"})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Attempt)
+	p, err = retry.Publish(guarded(t), queue.Job{Kind: "fine"})
+	require.NoError(t, err)
+	require.Equal(t, 0, p.Attempt)
+	got = collect(t, retry, 2)
+	stop()
+	require.Equal(t, queue.Result{JobID: flaky.ID, Attempt: 1, OK: true, Body: []byte("attempt 1 ok"), Deliveries: 1}, got[flaky.ID])
+	require.Equal(t, "attempt 0 ok", string(got[fine.ID].Body))
+	require.Equal(t, 2, c.get(flaky.ID))
+	require.Equal(t, 1, c.get(fine.ID))
+	require.Equal(t, queue.Status{Done: 2}, status(t, retry))
+
+	// Once the retry is done, a producer takes its result with or without the option.
+	for _, o := range [][]queue.Option{nil, {queue.WithRetryFailed()}} {
+		later := open(t, url, "retry", o...)
+		p, err := later.Publish(guarded(t), queue.Job{Kind: "flaky"})
+		require.NoError(t, err)
+		require.Equal(t, 1, p.Attempt)
+		require.Equal(t, "attempt 1 ok", string(resultOf(t, later, flaky.ID).Body))
+	}
+	require.Equal(t, 2, c.get(flaky.ID))
+}
+
+// The settings of a queue live on the server: the Open that creates it sets them, an Open with
+// no option keeps them, and an option changes them.
+func TestSettingsLiveOnTheServer(t *testing.T) {
+	url := server(t)
+	q := open(t, url, "settings", queue.WithAckWait(5*time.Second), queue.WithMaxDeliver(5))
+	want := queue.Settings{AckWait: 5 * time.Second, MaxDeliver: 5, Duplicates: queue.DefaultDuplicates}
+	require.Equal(t, want, q.Settings())
+	require.Equal(t, want, open(t, url, "settings").Settings())
+
+	open(t, url, "settings", queue.WithMaxDeliver(2), queue.WithDuplicates(time.Hour))
+	want.MaxDeliver, want.Duplicates = 2, time.Hour
+	require.Equal(t, want, open(t, url, "settings").Settings())
+
+	require.Equal(t, queue.Settings{AckWait: queue.DefaultAckWait, MaxDeliver: queue.DefaultMaxDeliver, Duplicates: queue.DefaultDuplicates},
+		open(t, url, "other").Settings())
+}
+
+func TestInspect(t *testing.T) {
+	url := server(t)
+	b := open(t, url, "b", queue.WithMaxDeliver(1))
+	open(t, url, "a")
+	for _, kind := range []string{"poison", "fine", "waiting"} {
+		_, err := b.Publish(guarded(t), queue.Job{Kind: kind})
+		require.NoError(t, err)
+	}
+	stop := worker(t, url, "b", nil, func(ctx context.Context, job queue.Job) ([]byte, error) {
+		if job.Kind == "poison" {
+			return nil, errors.New("broken")
+		}
+		return nil, nil
+	})
+	collect(t, b, 3)
+	stop()
+	_, err := b.Publish(guarded(t), queue.Job{Kind: "queued"})
+	require.NoError(t, err)
+
+	defaults := queue.Settings{AckWait: queue.DefaultAckWait, MaxDeliver: queue.DefaultMaxDeliver, Duplicates: queue.DefaultDuplicates}
+	bInfo := queue.Info{Name: "b", Status: queue.Status{Queued: 1, Done: 2, Failed: 1}, Settings: defaults}
+	bInfo.MaxDeliver = 1
+	all, err := queue.Inspect(guarded(t), url, "")
+	require.NoError(t, err)
+	require.Equal(t, []queue.Info{{Name: "a", Settings: defaults}, bInfo}, all)
+	one, err := queue.Inspect(guarded(t), url, "b")
+	require.NoError(t, err)
+	require.Equal(t, []queue.Info{bInfo}, one)
+
+	_, err = queue.Inspect(guarded(t), url, "c")
+	require.ErrorContains(t, err, "no queue named c")
+	_, err = queue.Inspect(guarded(t), "nats://127.0.0.1:1", "")
+	require.ErrorContains(t, err, "cannot reach a NATS server at nats://127.0.0.1:1")
+}
+
+// The messages are what docs/scaling.md says, for readers in other languages: the body as the
+// data, the rest in headers. A message that is not a job fails at once; one on the results
+// stream that is not a result is skipped by Status and reported by Results.
+func TestMessagesOnTheServer(t *testing.T) {
+	url := server(t)
+	q := open(t, url, "wire", queue.WithMaxDeliver(2))
+	_, err := q.Publish(guarded(t), queue.Job{ID: "j-1", Kind: "echo", Body: []byte("one\n")})
+	require.NoError(t, err)
+	_, err = q.Publish(guarded(t), queue.Job{ID: "j-2", Kind: "fail"})
+	require.NoError(t, err)
+	_, err = q.Publish(guarded(t), queue.Job{ID: "line\nbreak", Kind: "echo"})
+	require.ErrorContains(t, err, "without line breaks")
+
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	jobs, err := js.Stream(guarded(t), "JOBS_wire")
+	require.NoError(t, err)
+	raw, err := jobs.GetMsg(guarded(t), 1)
+	require.NoError(t, err)
+	require.Equal(t, "coworkenv.wire.jobs", raw.Subject)
+	require.Equal(t, "one\n", string(raw.Data))
+	require.Equal(t, "j-1", raw.Header.Get("Coworkenv-Job-Id"))
+	require.Equal(t, "echo", raw.Header.Get("Coworkenv-Kind"))
+	require.Equal(t, "j-1", raw.Header.Get("Nats-Msg-Id"))
+	// a message that is not a job
+	_, err = js.Publish(guarded(t), "coworkenv.wire.jobs", []byte("junk"))
+	require.NoError(t, err)
+
+	stop := worker(t, url, "wire", nil, func(ctx context.Context, job queue.Job) ([]byte, error) {
+		if job.Kind == "fail" {
+			return nil, errors.New("it failed\non two lines")
+		}
+		return append([]byte("done "), job.Body...), nil
+	})
+	got := collect(t, q, 3)
+	stop()
+	require.Equal(t, "unreadable job: a message without a job ID", got["seq-3"].Error)
+	require.Equal(t, 1, got["seq-3"].Deliveries)
+
+	results, err := js.Stream(guarded(t), "RESULTS_wire")
+	require.NoError(t, err)
+	raw, err = results.GetLastMsgForSubject(guarded(t), "coworkenv.wire.results.j-1")
+	require.NoError(t, err)
+	require.Equal(t, "done one\n", string(raw.Data))
+	require.Equal(t, "true", raw.Header.Get("Coworkenv-Ok"))
+	require.Equal(t, "1", raw.Header.Get("Coworkenv-Deliveries"))
+	require.Equal(t, "", raw.Header.Get("Coworkenv-Attempt"))
+	require.Equal(t, "result-j-1", raw.Header.Get("Nats-Msg-Id"))
+	raw, err = results.GetLastMsgForSubject(guarded(t), "coworkenv.wire.results.j-2")
+	require.NoError(t, err)
+	require.Equal(t, "it failed\non two lines", string(raw.Data))
+	require.Equal(t, "false", raw.Header.Get("Coworkenv-Ok"))
+	require.Equal(t, "2", raw.Header.Get("Coworkenv-Deliveries"))
+
+	// a message on the results stream that is not a result
+	_, err = js.Publish(guarded(t), "coworkenv.wire.results.x", []byte("junk"))
+	require.NoError(t, err)
+	require.Equal(t, queue.Status{Done: 1, Failed: 2}, status(t, q))
+	n := 0
+	for r, err := range q.Results(guarded(t)) {
+		if n++; n == 4 {
+			require.ErrorContains(t, err, "a message without a job ID")
+			break
+		}
+		require.NoError(t, err)
+		require.NotEmpty(t, r.JobID)
+	}
 }

@@ -2,11 +2,12 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -30,7 +31,9 @@ const finishTimeout = 30 * time.Second
 //
 // When ctx is done while the handler runs and the handler fails (as it should when stopped), Work
 // leaves the job unacked, like a worker that was killed: the server gives it to another worker
-// after the ack wait. A handler that succeeds still gets its result recorded.
+// after the ack wait. A handler that succeeds still gets its result recorded. A job delivered
+// once more than the max deliver is one whose last delivery was lost that way: Work does not run
+// it but ends it as failed, with a reason that says so.
 //
 // Work returns nil when ctx is done, and an error when it cannot talk to the server.
 func (q *Queue) Work(ctx context.Context, handler Handler) error {
@@ -62,11 +65,17 @@ func (q *Queue) handle(ctx context.Context, m jetstream.Msg, handler Handler) er
 		return fmt.Errorf("job metadata: %w", err)
 	}
 	deliveries := int(meta.NumDelivered)
-	var job Job
-	if err := json.Unmarshal(m.Data(), &job); err != nil {
+	job, err := decodeJob(m.Headers(), m.Data())
+	if err != nil {
 		// No worker can read it: end it as failed right away.
 		id := fmt.Sprintf("seq-%d", meta.Sequence.Stream)
 		return q.fail(ctx, m, Result{JobID: id, Error: "unreadable job: " + err.Error(), Deliveries: deliveries})
+	}
+
+	if deliveries > q.settings.MaxDeliver {
+		// The server redelivers without a limit; the delivery before this one was the last
+		// allowed, and its worker neither finished nor failed it.
+		return q.fail(ctx, m, Result{JobID: job.ID, Attempt: job.Attempt, Error: lostReason(deliveries - 1), Deliveries: deliveries})
 	}
 
 	body, herr := q.runHandler(ctx, m, job, handler)
@@ -75,29 +84,40 @@ func (q *Queue) handle(ctx context.Context, m jetstream.Msg, handler Handler) er
 		// Record the result even when the worker is being stopped.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 		defer cancel()
-		r := Result{JobID: job.ID, OK: true, Body: body, Deliveries: deliveries}
+		r := Result{JobID: job.ID, Attempt: job.Attempt, OK: true, Body: body, Deliveries: deliveries}
 		if err := q.publishResult(fctx, r); err != nil {
+			if errors.Is(err, nats.ErrMaxPayload) {
+				// No delivery will do better.
+				return q.fail(ctx, m, Result{JobID: job.ID, Attempt: job.Attempt, Error: err.Error(), Deliveries: deliveries})
+			}
 			// Let another delivery try again.
 			if nerr := m.Nak(); nerr != nil {
 				return fmt.Errorf("nak job %s: %w", job.ID, nerr)
 			}
 			return nil
 		}
-		if err := m.DoubleAck(fctx); err != nil {
-			return fmt.Errorf("ack job %s: %w", job.ID, err)
-		}
+		// The result is recorded: a lost ack (the job was given to another worker meanwhile,
+		// or the connection dropped) only costs a second run, whose result the stream drops.
+		// A connection that is down stops the next fetch.
+		_ = m.DoubleAck(fctx)
 		return nil
 	case ctx.Err() != nil:
 		// Stopped mid-job: leave the job to the ack wait, as a killed worker would.
 		return nil
-	case deliveries < q.opts.maxDeliver:
+	case deliveries < q.settings.MaxDeliver:
 		if err := m.Nak(); err != nil {
 			return fmt.Errorf("nak job %s: %w", job.ID, err)
 		}
 		return nil
 	default:
-		return q.fail(ctx, m, Result{JobID: job.ID, Error: herr.Error(), Deliveries: deliveries})
+		return q.fail(ctx, m, Result{JobID: job.ID, Attempt: job.Attempt, Error: herr.Error(), Deliveries: deliveries})
 	}
+}
+
+// lostReason is the error of a job whose last delivery, of n, was lost with its worker.
+func lostReason(n int) string {
+	return fmt.Sprintf("lost: the job was delivered %d times (the most allowed) and the worker that had it last "+
+		"stopped before finishing it (killed, stopped, or cut off from the server)", n)
 }
 
 // runHandler runs the handler and marks the job in progress every third of the ack wait until it
@@ -107,7 +127,7 @@ func (q *Queue) runHandler(ctx context.Context, m jetstream.Msg, job Job, handle
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(q.opts.ackWait / 3)
+		t := time.NewTicker(max(q.settings.AckWait/3, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -136,8 +156,20 @@ func (q *Queue) fail(ctx context.Context, m jetstream.Msg, r Result) error {
 	if err := q.publishResult(fctx, r); err != nil {
 		return fmt.Errorf("publish the failure of job %s: %w", r.JobID, err)
 	}
-	if err := m.TermWithReason(r.Error); err != nil {
-		return fmt.Errorf("end job %s: %w", r.JobID, err)
+	// "+TERM reason", sent as a request so that the server confirms it (as DoubleAck does an
+	// ack): once fail returns, the job is off the queue. As for an ack, a confirmation that does
+	// not come only costs a redelivery, which ends the same way (its result is dropped).
+	reason := strings.Join(strings.Fields(r.Error), " ")
+	for i := range reason {
+		if i > maxTermReason {
+			reason = reason[:i]
+			break
+		}
 	}
+	_, _ = q.nc.RequestWithContext(fctx, m.Reply(), []byte("+TERM "+reason))
 	return nil
 }
+
+// maxTermReason bounds the reason the server is given with a job it ends (for its advisory);
+// the result holds the whole error.
+const maxTermReason = 256

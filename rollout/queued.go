@@ -108,7 +108,7 @@ func RunQueued(ctx context.Context, tasks []Task, opts Options, q *queue.Queue) 
 	report := reporter(res, opts)
 
 	if len(todo) > 0 {
-		collect(ctx, q, todo, bySample, report)
+		collect(ctx, q, todo, bySample, report, opts.Queue)
 	}
 
 	res.count()
@@ -116,39 +116,17 @@ func RunQueued(ctx context.Context, tasks []Task, opts Options, q *queue.Queue) 
 }
 
 // collect publishes the jobs and records their results in their samples until every job has
-// one or ctx is done. A sample left without a result is interrupted (ctx is done) or failed with
-// the queue's error.
-func collect(ctx context.Context, q *queue.Queue, jobs []queue.Job, bySample map[string]*Sample, report func(*Sample)) {
-	pending := map[string]bool{}
-	var qerr error
-	for _, j := range jobs {
-		if _, err := q.Publish(ctx, j); err != nil {
-			qerr = err
-			break
-		}
-		pending[j.ID] = true
-	}
+// one or ctx is done (queue.Produce, which tells progress how far the jobs have got). A sample
+// left without a result is interrupted (ctx is done) or failed with the queue's error.
+func collect(ctx context.Context, q *queue.Queue, jobs []queue.Job, bySample map[string]*Sample, report func(*Sample), progress func(queue.Progress)) {
 	done := map[string]bool{}
-	if qerr == nil {
-		rctx, cancel := context.WithCancel(ctx)
-		for r, err := range q.Results(rctx) {
-			if err != nil {
-				qerr = err // a result that cannot be read; reading goes on unless the queue stopped
-				continue
-			}
-			if !pending[r.JobID] || done[r.JobID] {
-				continue // a job of another rollout on the same queue
-			}
-			done[r.JobID] = true
-			s := bySample[r.JobID]
-			record(s, r)
-			report(s)
-			if len(done) == len(pending) {
-				break
-			}
-		}
-		cancel()
-	}
+	qerr := q.Produce(ctx, queue.Produce{Jobs: jobs, Progress: progress, OnResult: func(r queue.Result) ([]queue.Job, error) {
+		done[r.JobID] = true
+		s := bySample[r.JobID]
+		record(s, r)
+		report(s)
+		return nil, nil
+	}})
 	// the samples without a result, in the order of the jobs
 	for _, j := range jobs {
 		if done[j.ID] {
@@ -195,7 +173,7 @@ func record(s *Sample, r queue.Result) {
 		s.Err = err.Error()
 		return
 	}
-	fromEvents(s, events)
+	FillSample(s, events)
 }
 
 // Handler runs rollout jobs for queue.Work: each job's episode runs in pool, as a local
@@ -234,23 +212,8 @@ func Handler(pool *isolate.Pool, getenv func(string) string) queue.Handler {
 
 // HostModel is the model configuration a worker's pool serves agent a's requests with
 // (isolate.Host.Model): the agent model's settings for a model agent, with the key and base URL
-// taken from getenv as a local run takes them. The values of extra headers never travel with a
-// job: the requests go out without them.
+// taken from getenv as a local run takes them (isolate.WorkerModel). The values of extra headers
+// never travel with a job: the requests go out without them.
 func HostModel(a isolate.Agent, getenv func(string) string) (modelagent.Config, error) {
-	var cfg modelagent.Config
-	if a.Model != nil {
-		s := a.Model
-		cfg = modelagent.Config{Model: s.Model, BaseURL: s.BaseURL, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens,
-			Stop: s.Stop, MaxRetries: s.MaxRetries, Timeout: s.Timeout, Backoff: s.Backoff, MaxBackoff: s.MaxBackoff,
-			ToolCallFormat: s.ToolCallFormat, ReasoningHistory: s.ReasoningHistory}
-		if s.ExtraBody != "" {
-			v, err := jsonv.DecodeString(s.ExtraBody)
-			o, ok := v.(*jsonv.Object)
-			if err != nil || !ok {
-				return cfg, fmt.Errorf("rollout job: the extra body is not a JSON object: %.200s", s.ExtraBody)
-			}
-			cfg.ExtraBody = o
-		}
-	}
-	return modelagent.FromEnv(cfg, getenv), nil
+	return isolate.WorkerModel(a.Model, getenv)
 }

@@ -1,4 +1,4 @@
-// Package rollout runs many episodes (SPEC §7, `coworkenv rollout`): every task of a list, K
+// Package rollout runs many episodes (`coworkenv rollout`): every task of a list, K
 // samples each, on N goroutines, one fresh agent per episode, each episode traced to
 // OUT/<task>/<sample>.jsonl; and it summarises them (Summarize).
 //
@@ -76,6 +76,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/queue"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
@@ -132,6 +133,10 @@ type Options struct {
 	// Progress, when set, is told about every finished sample (resumed ones first, at once).
 	// Calls never overlap.
 	Progress func(Progress)
+	// Queue, when set, is told how far the jobs of a queued rollout (RunQueued) have got: those
+	// queued, with a worker, done and failed (queue.Produce.Progress; calls never overlap with
+	// each other, but may with those of Progress).
+	Queue func(queue.Progress)
 	// Warn, when set, receives warnings (an unreadable trace that is run again, stale traces of
 	// a task whose files changed).
 	Warn func(string)
@@ -203,6 +208,20 @@ type Result struct {
 	// Ran, Resumed, Failed and Interrupted count the samples run now, read back, left without a
 	// trace by a failure, and left without a trace by the interruption (they run next time).
 	Ran, Resumed, Failed, Interrupted int
+}
+
+// NotPassed counts the samples that have a trace and did not pass (failed and interrupted
+// samples, which have none, are counted by Failed and Interrupted).
+func (r *Result) NotPassed() int {
+	n := 0
+	for _, tr := range r.Tasks {
+		for i := range tr.Samples {
+			if s := &tr.Samples[i]; s.OK() && !s.Passed {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // SampleSeed is the run seed of sample i: seed itself, or seed+i with vary (VarySetup).
@@ -358,7 +377,7 @@ func resume(s *Sample, agent string, now *current) (ok bool, err error) {
 	if s.Changed = now.changes(start); len(s.Changed) > 0 {
 		return false, nil
 	}
-	fromEvents(s, events)
+	FillSample(s, events)
 	s.Resumed = true
 	return true, nil
 }
@@ -427,8 +446,10 @@ func readTrace(path string) ([]trace.Event, error) {
 	return trace.Read(f)
 }
 
-// fromEvents fills the scores of s from a trace.
-func fromEvents(s *Sample, events []trace.Event) {
+// FillSample fills the scores of s from its trace (the events of a whole trace, trace.Read):
+// the episode's scores and verdict, the per-turn rewards, the simulated users' answers and the
+// model's token usage. The sample's index, path and seed are left as they are.
+func FillSample(s *Sample, events []trace.Event) {
 	for _, e := range events {
 		switch b := e.Body.(type) {
 		case *trace.TurnEnd:
@@ -441,14 +462,22 @@ func fromEvents(s *Sample, events []trace.Event) {
 			}
 			s.UserRounds += b.Rounds
 		case *trace.Assistant:
-			if b.Usage != nil {
-				s.PromptTokens += intField(b.Usage, "prompt_tokens")
-				s.CompletionTokens += intField(b.Usage, "completion_tokens")
-			}
+			p, c := UsageTokens(b.Usage)
+			s.PromptTokens += p
+			s.CompletionTokens += c
 		case *trace.End:
 			s.Score, s.Completion, s.Safety, s.Robustness, s.Passed = b.Score, b.Completion, b.Safety, b.Robustness, b.Passed
 		}
 	}
+}
+
+// UsageTokens reads the prompt and completion tokens of a model's usage, as an assistant event
+// records it (0 for a count it lacks, or a nil usage).
+func UsageTokens(usage *jsonv.Object) (prompt, completion int64) {
+	if usage == nil {
+		return 0, 0
+	}
+	return intField(usage, "prompt_tokens"), intField(usage, "completion_tokens")
 }
 
 func intField(o *jsonv.Object, k string) int64 {
@@ -672,10 +701,9 @@ func (u *usageCounter) OnUserAsk(*episode.UserAsk)         {}
 func (u *usageCounter) OnJudge(*episode.JudgeCall)         {}
 func (u *usageCounter) OnNotRun(int, string, string)       {}
 func (u *usageCounter) OnAssistant(_ int, m *episode.AssistantMessage) {
-	if usage := m.Usage; usage != nil {
-		u.prompt += intField(usage, "prompt_tokens")
-		u.completion += intField(usage, "completion_tokens")
-	}
+	p, c := UsageTokens(m.Usage)
+	u.prompt += p
+	u.completion += c
 }
 func (u *usageCounter) OnCall(*episode.Call)          {}
 func (u *usageCounter) OnResult(*episode.Call)        {}

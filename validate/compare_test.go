@@ -26,5 +26,5 @@ func TestCompareRuns(t *testing.T) {
 	assert.Contains(t, compareRuns(a, mk(`"x"`, "s1", "f", 2)), "1 vs 2 tool calls")
 	b := mk(`"x"`, "s1", "f", 1)
 	b.Turns[0].Reply = "other"
-	assert.Contains(t, compareRuns(a, b), "turn 1: messages or states differ")
+	assert.Contains(t, compareRuns(a, b), "turn 0: messages or states differ")
 }

@@ -93,12 +93,12 @@ func (v *taskCheck) checkHiddenInfo(o *oracleRun) {
 			msg = fmt.Sprintf("turn %d: the reference's call %s passes %s = %q (the path of a new file or folder), whose name no agent could have known before that call: "+
 				"neither the prompt, a user turn, the tool schemas, an earlier result of the episode nor a file the task's tools reach gives it; "+
 				"give the name in the prompt or a user turn, or make it discoverable through a tool (a file, a directory record, a mail), such as a naming rule in a README the reference reads first",
-				c.Turn+1, callString(c), f.where, f.value)
+				c.Turn, callString(c), f.where, f.value)
 		} else {
 			msg = fmt.Sprintf("turn %d: the reference's call %s passes %s = %q (%s), which no agent could have seen before that call: "+
 				"it is not in the prompt, a user turn, the user's address, the tool schemas or an earlier result of the episode, and the task's tools do not show it; "+
 				"give it in the prompt or a user turn, or make it discoverable through a tool (a file, a directory record, a mail) and have the reference look it up there first",
-				c.Turn+1, callString(c), f.where, f.value, f.kind)
+				c.Turn, callString(c), f.where, f.value, f.kind)
 		}
 		d := dsl.NewDiag("hidden-info", msg)
 		if c.Pos.IsValid() {

@@ -57,7 +57,7 @@ func TestHiddenInfoTestdata(t *testing.T) {
 			require.Len(t, hidden, 1, "%s: %v", rel, tr.Diagnostics)
 			d := hidden[0]
 			assert.Equal(t, dsl.Error, d.Severity)
-			assert.Contains(t, d.Message, "turn 1: the reference's call ", rel)
+			assert.Contains(t, d.Message, "turn 0: the reference's call ", rel)
 			if w, ok := want[rel]; ok {
 				assert.Contains(t, d.Message, "passes argument "+w, rel)
 			}

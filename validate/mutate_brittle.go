@@ -128,7 +128,7 @@ func turnLabel(items []proseItem, culprit int) string {
 	if culprit < 0 {
 		return "the whole episode"
 	}
-	return fmt.Sprintf("turn %d", items[culprit].turn+1)
+	return fmt.Sprintf("turn %d", items[culprit].turn)
 }
 
 // proseItems lists the reference's prose, calls first (in order), then replies.

@@ -66,7 +66,7 @@ func (v *taskCheck) checkChange(o *oracleRun) {
 			continue
 		}
 		d := dsl.NewDiag("blind-to-change", fmt.Sprintf("turn %d: run on the state as it was without the turn's `before`, the reference makes %s; replayed on the real state, that stale work still passes (%s): the verifier accepts work done on facts the change made out of date; check what the change implies for this turn (the record, file or mail it changed, and the calls or reply that must follow from it)",
-			k+1, diff, passedScore(r)))
+			k, diff, passedScore(r)))
 		if at != nil && at.Pos.IsValid() {
 			d = d.At(at.Pos)
 		} else {

@@ -93,7 +93,7 @@ func (v *taskCheck) checkContent(o *oracleRun) {
 				if r.Err == nil && r.Passed {
 					it.done = true
 					v.add(dsl.NewDiag("blind-to-content", fmt.Sprintf("turn %d: the episode still passes (%s) when the reference's reply %s has %s, though the verifier reads the reply (a blank one fails): %s",
-						it.turn+1, passedScore(r), quoteShort(o.replies[it.turn]), m.what, m.advice)))
+						it.turn, passedScore(r), quoteShort(o.replies[it.turn]), m.what, m.advice)))
 				}
 				continue
 			}
@@ -102,7 +102,7 @@ func (v *taskCheck) checkContent(o *oracleRun) {
 			if r.Err == nil && r.Passed && r.FinalState != o.res.FinalState && callSucceeded(r, rc.seq) {
 				it.done = true
 				d := dsl.NewDiag("blind-to-content", fmt.Sprintf("turn %d: the episode still passes (%s) when the reference's call %s has %s: %s",
-					rc.turn+1, passedScore(r), callString(rc.c), m.what, m.advice))
+					rc.turn, passedScore(r), callString(rc.c), m.what, m.advice))
 				if rc.c.Pos.IsValid() {
 					d = d.At(rc.c.Pos)
 					reported[rc.c.Pos] = true

@@ -50,7 +50,7 @@ func (v *taskCheck) checkSideEffects(o *oracleRun) {
 		r := v.runAgent(o, a, episode.RunOptions{NoFaults: true})
 		if r.Err == nil && r.Passed && a.ok && (se.undo || r.FinalState != o.res.FinalState) {
 			v.add(dsl.NewDiag("blind-to-side-effect", fmt.Sprintf("turn %d: the episode still passes (%s) when the agent, unasked, also %s: %s",
-				se.turn+1, passedScore(r), se.what, se.advice)))
+				se.turn, passedScore(r), se.what, se.advice)))
 			return
 		}
 	}

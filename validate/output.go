@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 )
 
-// JSON is the report as SPEC §5 gives it.
+// JSON is the report as `coworkenv validate --json` prints it: the tasks with their status,
+// diagnostics and reference runs, and the summary (read back by ParseReport).
 func (r *Report) JSON() *jsonv.Object {
 	tasks := make([]jsonv.Value, len(r.Tasks))
 	for i, t := range r.Tasks {
@@ -229,25 +231,37 @@ func WriteDiag(w io.Writer, d dsl.Diagnostic, task string, src []byte) {
 	}
 }
 
-// SourceLine returns line n (1-based) of src, tabs kept.
+// SourceLine returns line n (1-based) of src as a person sees it, tabs kept: without a leading
+// byte-order mark, and with each byte that is not UTF-8 shown as U+FFFD (never echoed raw), so
+// that columns count characters as the interpreter does.
 func SourceLine(src []byte, n int) (string, bool) {
 	if n <= 0 || src == nil {
 		return "", false
 	}
-	lines := bytes.Split(src, []byte("\n"))
+	lines := bytes.Split(bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")), []byte("\n"))
 	if n > len(lines) {
 		return "", false
 	}
-	return strings.TrimRight(string(lines[n-1]), "\r"), true
+	line := bytes.TrimRight(lines[n-1], "\r")
+	var b strings.Builder
+	for len(line) > 0 {
+		r, size := utf8.DecodeRune(line)
+		b.WriteRune(r) // utf8.RuneError for a bad byte
+		line = line[size:]
+	}
+	return b.String(), true
 }
 
-// caretPad is the white space before column col (0-based), keeping tabs so the caret lines up.
+// caretPad is the white space before column col (0-based, in characters), keeping tabs so the
+// caret lines up.
 func caretPad(line string, col int) string {
 	var b strings.Builder
-	for i, r := range line {
+	i := 0
+	for _, r := range line {
 		if i >= col {
 			break
 		}
+		i++
 		if r == '\t' {
 			b.WriteByte('\t')
 		} else {

@@ -1,8 +1,8 @@
-// Package validate runs every check of SPEC §5 on tasks and reports diagnostics that people
-// and models can act on: whether a task loads, is solvable, not trivial, deterministic, and
-// checked by a verifier that really looks (verifier mutation). Given models for the tasks'
-// simulated users and judges (Options.Models), it checks the tasks that have them once more with
-// the models answering.
+// Package validate runs every check of `coworkenv validate` (docs/writing-tasks.md) on tasks and
+// reports diagnostics that people and models can act on: whether a task loads, is solvable, not
+// trivial, deterministic, and checked by a verifier that really looks (verifier mutation). Given
+// models for the tasks' simulated users and judges (Options.Models), it checks the tasks that
+// have them once more with the models answering.
 package validate
 
 import (
@@ -125,7 +125,7 @@ func (r *Report) addSources(c *dsl.Corpus) {
 				}
 				r.Sources[d.File] = src
 			}
-			t.Diagnostics[i] = dsl.PointAtCallee(d, r.Sources[d.File])
+			t.Diagnostics[i] = dsl.Locate(d, r.Sources[d.File])
 		}
 	}
 }
@@ -136,7 +136,7 @@ func (r *Report) addSources(c *dsl.Corpus) {
 func (r *Report) Add(t *TaskReport) {
 	for i, d := range t.Diagnostics {
 		if d.File == t.File {
-			t.Diagnostics[i] = dsl.PointAtCallee(d, t.Source)
+			t.Diagnostics[i] = dsl.Locate(d, t.Source)
 		}
 	}
 	t.Status = status(t.Diagnostics)
@@ -332,7 +332,7 @@ func (v *taskCheck) run() {
 			if t.SingleTurn {
 				v.add(dsl.NewDiag("no-solution", "the task has no solution: give task(..., solution=...) so the validator can prove it solvable").At(t.Pos))
 			} else {
-				v.add(dsl.NewDiag("no-solution", fmt.Sprintf("turn %d has no solution: give turn(..., solution=...)", i+1)).At(turn.Pos))
+				v.add(dsl.NewDiag("no-solution", fmt.Sprintf("turn %d has no solution: give turn(..., solution=...)", i)).At(turn.Pos))
 			}
 		}
 	}
@@ -485,7 +485,7 @@ func (v *taskCheck) run() {
 		}
 		if r.Passed && r.FinalState != oracle.FinalState {
 			d := dsl.NewDiag("weak-verifier", fmt.Sprintf("the episode still passes (score %s) when the oracle's call %s in turn %d is left out, though the final state then %s: no check looks at that call's effect",
-				episode.FormatScore(r.Score), callString(c), c.Turn+1, describeDiff(workspace.Diff(r.Final, oracle.Final), lacking)))
+				episode.FormatScore(r.Score), callString(c), c.Turn, describeDiff(workspace.Diff(r.Final, oracle.Final), lacking)))
 			if c.Pos.IsValid() {
 				d = d.At(c.Pos)
 			}
@@ -653,7 +653,7 @@ func compareRuns(a, b *episode.Result) string {
 	}
 	for i := range a.Turns {
 		if a.Turns[i].Reply != b.Turns[i].Reply || a.Turns[i].User != b.Turns[i].User || a.Turns[i].StateBefore != b.Turns[i].StateBefore {
-			return fmt.Sprintf("turn %d: messages or states differ", i+1)
+			return fmt.Sprintf("turn %d: messages or states differ", i)
 		}
 	}
 	if a.FinalState != b.FinalState || a.Score != b.Score {

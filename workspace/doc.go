@@ -1,5 +1,5 @@
 // Package workspace is the in-memory state of one episode: files, mail, calendar, db records,
-// the virtual clock and the seeded random source (SPEC §2.2, §4).
+// the virtual clock and the seeded random source.
 //
 // # Copy on write
 //
@@ -21,7 +21,7 @@
 // and insertion order) and the clock. Each entry's hash is computed once when the entry is made
 // and shared by every fork; each section caches its hash until it is written, so hashing after a
 // tool call re-hashes only the list of keys of the sections that changed. The random source is
-// not part of the hash (SPEC §4 lists what is).
+// not part of the hash: only the sections above, the services' parts and the clock are.
 //
 // # Choices where the contract is silent
 //

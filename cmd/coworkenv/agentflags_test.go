@@ -30,7 +30,7 @@ def _solve(agent):
 
 task(
     name = "copy-note",
-    capabilities = ["files.copy"],
+    capabilities = ["files.organize"],
     prompt = "Copy /notes/todo.txt to /notes/done.txt and tell me what it says.",
     tools = ["fs"],
     setup = _setup,

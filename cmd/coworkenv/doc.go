@@ -18,11 +18,14 @@ func cmdDoc(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(pos) == 0:
 		fmt.Fprint(stdout, refdoc.Markdown())
-	case len(pos) == 1 && pos[0] == "diagnostics":
-		fmt.Fprint(stdout, refdoc.Diagnostics())
-	default:
+	case pos[0] != "diagnostics":
 		fmt.Fprintf(stderr, "coworkenv doc: unknown topic %q (want nothing or diagnostics)\n", pos[0])
-		return 2
+		return exitUsage
+	case len(pos) > 1:
+		fmt.Fprintf(stderr, "coworkenv doc: unexpected argument %q after diagnostics\n", pos[1])
+		return exitUsage
+	default:
+		fmt.Fprint(stdout, refdoc.Diagnostics())
 	}
-	return 0
+	return exitOK
 }

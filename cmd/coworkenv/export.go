@@ -13,6 +13,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/progress"
 )
 
 // exportKind is one kind of `coworkenv export` (its own file, export_KIND.go): its help, its
@@ -83,9 +84,9 @@ func exportUsage() string {
 		"just recorded yourself). Replay cannot check the text of a model's message other than each turn's\n" +
 		"last; neither can export.\n\n" +
 		isolationHelp + "\n\n" +
-		"Exit status: 0 every trace was read (and, unless --no-verify, every kept one verified, whatever the\n" +
-		"verdict), 1 some trace was unreadable or could not be verified (and was skipped), 2 bad usage (--out\n" +
-		"and --corpus included)."
+		"Left out for the kind's own rule (sft keeps passed episodes), or for model-error and interrupted,\n" +
+		"is what was asked; left out because a trace is unreadable, could not be verified, diverged on replay\n" +
+		"or was recorded with other task files makes the exit status 1."
 }
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
@@ -189,18 +190,22 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		rp = &replayer{dir: *corpusDir, iso: iso}
 		defer rp.close()
 	}
-	leftOut := &leftOutLog{w: stderr, prefix: prefix}
+	bar := progress.New(stderr, "export "+kind.name, len(paths))
+	defer bar.Close()
+	errw := bar.Writer(stderr) // messages during the loop, above a terminal's bar
+	leftOut := &leftOutLog{w: errw, prefix: prefix}
 	// Ctrl-C stops the export (the replays take time): nothing is written
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	for _, p := range paths {
+	for i, p := range paths {
+		bar.Set(i, fmt.Sprintf("%d kept", kept))
 		data, err := os.ReadFile(p)
 		var e *export.Episode
 		if err == nil {
 			e, err = export.Decode(p, data)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: skipping %s: %v\n", prefix, p, unwrap(err))
+			fmt.Fprintf(errw, "%s: skipping %s: %v\n", prefix, p, unwrap(err))
 			unreadable++
 			continue
 		}
@@ -215,8 +220,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		if rp != nil {
 			why, detail, undone := verify(ctx, rp, data, e)
 			if ctx.Err() != nil {
+				bar.Close()
 				sink.Abort()
-				fmt.Fprintf(stderr, "%s: interrupted; %s was not written\n", prefix, *out)
+				fmt.Fprintf(errw, "%s: interrupted; %s was not written\n", prefix, *out)
 				return 1
 			}
 			if why != "" {
@@ -233,19 +239,22 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			noSystem++
 			if key := e.File() + ":" + e.Task(); !noSystemTasks[key] {
 				noSystemTasks[key] = true
-				fmt.Fprintf(stderr, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
+				fmt.Fprintf(errw, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
 			}
 		}
 		if err := sink.Add(e, system); err != nil {
+			bar.Close()
 			sink.Abort()
-			fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-			return 2
+			fmt.Fprintf(errw, "%s: writing %s: %v\n", prefix, *out, err)
+			return exitNegated // the work ran; its output is left undone
 		}
 		kept++
 	}
+	bar.Set(len(paths), fmt.Sprintf("%d kept", kept))
+	bar.Close()
 	if err := sink.Commit(); err != nil {
 		fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-		return 2
+		return exitNegated
 	}
 	leftOut.done()
 	nSkipped := 0
@@ -266,10 +275,10 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "; %d without a system message", noSystem)
 	}
 	fmt.Fprintln(stdout)
-	if unreadable > 0 || unverified > 0 {
-		return 1
+	if unreadable > 0 || unverified > 0 || leftOut.n > 0 {
+		return exitNegated // a trace left out as unreadable, unverified, diverged or changed
 	}
-	return 0
+	return exitOK
 }
 
 // lineSink writes one JSON object per episode to a JSON Lines file, atomically; skip, when set,

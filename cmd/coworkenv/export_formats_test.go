@@ -45,7 +45,7 @@ func oracleRollout(t *testing.T) (corpus, out string) {
 	corpus = rolloutCorpus(t)
 	out = filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "2", "--out", out)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 	return corpus, out
 }
 

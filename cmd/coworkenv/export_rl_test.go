@@ -27,7 +27,7 @@ func TestExportRLAdvantages(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(),
 		"--samples", "4", "--jobs", "1", "--out", out)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "two samples do not pass: %s%s", stdout, errs)
 
 	export := func(args ...string) []map[string]any {
 		t.Helper()
@@ -85,10 +85,10 @@ func TestExportRLAdvantages(t *testing.T) {
 // The oracle over the coin with --vary-setup: samples whose coin differs start from different
 // states and are in different groups; samples with the same coin share one.
 func TestExportRLGroupsByStartState(t *testing.T) {
-	corpus := writeFiles(t, map[string]string{"coin.star": coinTask})
+	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "coin.star": coinTask})
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "6", "--vary-setup", "--out", out)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "some coins fall wrong: %s%s", stdout, errs)
 	dst := filepath.Join(t.TempDir(), "rl.jsonl")
 	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", dst, "--corpus", corpus, "--advantage", "grpo")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)

@@ -33,9 +33,7 @@ const exportTasksUsage = "export tasks [TASKS...] --out FILE [--seeds N] [--in-p
 	"Each row costs the task's setup and the start of its first turn: the episode runs with a model\n" +
 	"agent whose first request fails at once (no request leaves the process), and the row is read from\n" +
 	"its trace. A task and seed whose setup fails has no row (stderr says why).\n\n" +
-	isolationHelp + "\n\n" +
-	"Exit status: 0 every task and seed has its row, 1 some has none or some task file did not load,\n" +
-	"2 bad usage (--out included) or no task."
+	isolationHelp
 
 func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
 	const prefix = "coworkenv export tasks"
@@ -84,8 +82,12 @@ func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if len(rt.tasks) == 0 {
+		if rt.notLoaded > 0 {
+			fmt.Fprintf(stderr, "%s: no task: %d task file%s did not load\n", prefix, rt.notLoaded, pluralS(rt.notLoaded))
+			return exitNegated
+		}
 		fmt.Fprintf(stderr, "%s: no task\n", prefix)
-		return 2
+		return exitUsage
 	}
 	f, err := export.CreateAtomic(*out)
 	if err != nil {
@@ -113,14 +115,14 @@ func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
 			if err := f.WriteLine(row); err != nil {
 				f.Abort()
 				fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-				return 2
+				return exitNegated // the work ran; its output is left undone
 			}
 			rows++
 		}
 	}
 	if err := f.Commit(); err != nil {
 		fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-		return 2
+		return exitNegated
 	}
 	fmt.Fprintf(stdout, "export tasks: wrote %d row%s (%d task%s, %d seed%s each) to %s", rows, pluralS(rows),
 		len(rt.tasks), pluralS(len(rt.tasks)), *seeds, pluralS(*seeds), *out)

@@ -90,7 +90,7 @@ func TestExportTasksFromDisk(t *testing.T) {
 	for _, row := range readLines(t, here) {
 		if row["task"] == "coin" {
 			groups[row["group"].(string)] = true
-			assert.Equal(t, []any{"luck", "files.copy"}, row["capabilities"])
+			assert.Equal(t, []any{"luck", "files.organize"}, row["capabilities"])
 			assert.Equal(t, "luck", row["ability"])
 		}
 	}

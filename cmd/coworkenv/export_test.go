@@ -137,7 +137,7 @@ func TestExportFromModelRollout(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(),
 		"--samples", "2", "--jobs", "4", "--out", out)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
 	code, stdout, errs = modelCLI(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
@@ -221,7 +221,7 @@ func TestExportOracleTraces(t *testing.T) {
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--out", out)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 	passed, total := 0, 0
 	require.NoError(t, filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".jsonl") {

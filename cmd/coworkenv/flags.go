@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // newFlags makes a flag set that reports errors as one line and exit 2.
@@ -26,7 +27,9 @@ func parse(fs *flag.FlagSet, usageLine string, args []string, stdout, stderr io.
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: coworkenv %s\n\nFlags:\n", usageLine)
 			fs.SetOutput(stdout)
+			fs.VisitAll(plainQuotes)
 			fs.PrintDefaults()
+			fmt.Fprintf(stdout, "\n%s\n", exitStatusHelp)
 			return nil, 0, false
 		}
 		if err != nil {
@@ -41,4 +44,13 @@ func parse(fs *flag.FlagSet, usageLine string, args []string, stdout, stderr io.
 		args = args[1:]
 	}
 	return pos, 0, true
+}
+
+// plainQuotes drops the backquotes of a flag's usage that quote words ("instead of `coworkenv
+// doc`") rather than name its value ("`FILE`", one word): the flag package would show the words
+// as the value's name ("-reference coworkenv doc").
+func plainQuotes(f *flag.Flag) {
+	if name, _ := flag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+		f.Usage = strings.ReplaceAll(f.Usage, "`", "")
+	}
 }

@@ -16,13 +16,14 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/generator"
+	"github.com/coworkenv/coworkenv/internal/progress"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
 
 const generateUsage = `generate --capability NAME... --count N --out DIR [--corpus DIR] [--max-rounds 4] [--jobs J] [--seed S]
        [--model M] [--base-url U] [--temperature T] [--max-tokens N] [--record FILE | --replay FILE]
-       [--stand-ins-only] [--json]
+       [--stand-ins-only] [--json] [--queue URL|embedded]
 
 Writes tasks with a model, validates each candidate in an isolated worker process and sends the
 diagnostics back until the file is valid with no warning, or --max-rounds answers are spent.
@@ -46,9 +47,10 @@ DIR and the cassette of --record are checked before anything runs: a file where 
 (or the reverse), an input (--corpus, --reference, --replay) or a folder that cannot be written is
 refused.
 
-Exit status: 0 the run finished (the summary says how many tasks were accepted), 1 it stopped
-early (the model failed, the cassette differs, Ctrl-C): run the same command to resume, 2 bad usage
-(--out and --record included).`
+A run that stops early (the model failed, the cassette differs, Ctrl-C) resumes when the same
+command runs again; one that ends with fewer tasks accepted than --count exits 1.
+
+` + generateQueueHelp
 
 // genList is a repeatable flag that also takes comma-separated values.
 type genList []string
@@ -87,6 +89,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	memLimit := fs.Int64("memory-limit", isolate.DefaultMemoryLimit>>20, "memory limit of each worker process, in MiB")
 	timeLimit := fs.Duration("time-limit", isolate.DefaultTimeLimit, "wall-clock limit of validating one candidate")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	qr := addQueueRun(fs, "each attempt")
 	pos, code, ok := parse(fs, generateUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -155,7 +158,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 		t := temp.v
 		cfg.Temperature = &t
 	}
-	if *replay == "" {
+	if *replay == "" && !qr.on() { // with --queue, the workers have the key and the base URL
 		cfg = modelagent.FromEnv(cfg, os.Getenv)
 		if strings.TrimSpace(cfg.Model) == "" {
 			return fail("--model NAME is required")
@@ -176,7 +179,20 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	sum, err := generator.Run(ctx, opts)
+	bar := progress.New(stderr, "generate", *count)
+	defer bar.Close()
+	opts.Log = bar.Writer(stderr)
+	accepted, rejected := 0, 0
+	opts.OnRecord = func(r generator.Record) {
+		if r.Status == "accepted" {
+			accepted++
+		} else {
+			rejected++
+		}
+		bar.Set(r.Attempt+1, fmt.Sprintf("%d accepted · %d rejected", accepted, rejected))
+	}
+	sum, err := runGenerate(ctx, qr, opts, bar)
+	bar.Close()
 	if sum == nil {
 		msg := err.Error()
 		if errors.Is(err, generator.ErrUsage) {
@@ -199,5 +215,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "done in %s\n", time.Since(start).Round(time.Millisecond))
-	return 0
+	if sum.Accepted < *count {
+		fmt.Fprintf(stderr, "coworkenv generate: %d of %d task%s accepted\n", sum.Accepted, *count, pluralS(*count))
+		return exitNegated
+	}
+	return exitOK
 }

@@ -16,10 +16,14 @@ files or episodes, one at a time) with a memory limit (--memory-limit) and a wal
 (--time-limit, per file or episode; the time a model takes to answer does not count): a script
 that runs away costs a memory-limit, timeout or crash diagnostic for its file or episode, and the
 rest goes on. The built-in corpus runs in this process. --in-process runs everything here (only
-the in-process guards hold: docs/limits.md); --isolate runs the built-in corpus in workers too.`
+the in-process guards hold: docs/limits.md); --isolate runs the built-in corpus in workers too.
+--memory-limit and --time-limit bound the workers only, so they are refused with --in-process, and
+by validate, run and rollout when only the built-in corpus runs (without --isolate); replay and
+export, which learn where each trace's task file is as they go, apply them to the files from disk.`
 
 // isolation are the flags that choose where task files run.
 type isolation struct {
+	fs        *flag.FlagSet
 	inProcess *bool
 	isolate   *bool
 	memLimit  *int64
@@ -30,6 +34,7 @@ type isolation struct {
 // the time limit bounds ("file", "episode", "replay").
 func addIsolationFlags(fs *flag.FlagSet, per string) *isolation {
 	return &isolation{
+		fs:        fs,
 		inProcess: fs.Bool("in-process", false, "run task files from disk in this process too, without a worker's limits"),
 		isolate:   fs.Bool("isolate", false, "run the built-in corpus in worker processes too"),
 		memLimit:  fs.Int64("memory-limit", isolate.DefaultMemoryLimit>>20, "memory limit of each worker process, in MiB"),
@@ -46,8 +51,33 @@ func (f *isolation) check() error {
 		return fmt.Errorf("--memory-limit: %d is not a positive number of MiB", *f.memLimit)
 	case *f.timeLimit <= 0:
 		return fmt.Errorf("--time-limit: %s is not a positive duration", *f.timeLimit)
+	case *f.inProcess:
+		if name := f.limitGiven(); name != "" {
+			return fmt.Errorf("%s bounds worker processes, and --in-process runs none; drop one of them", name)
+		}
 	}
 	return nil
+}
+
+// checkUsed refuses --memory-limit and --time-limit when no worker runs (workers: whether any
+// task file runs in one), rather than ignore them.
+func (f *isolation) checkUsed(workers bool) error {
+	if name := f.limitGiven(); name != "" && !workers {
+		return fmt.Errorf("%s bounds worker processes, and none runs: the built-in corpus runs in this process unless --isolate", name)
+	}
+	return nil
+}
+
+// limitGiven is the first of --memory-limit and --time-limit given on the command line ("" for
+// neither).
+func (f *isolation) limitGiven() string {
+	given := ""
+	f.fs.Visit(func(fl *flag.Flag) {
+		if given == "" && (fl.Name == "memory-limit" || fl.Name == "time-limit") {
+			given = "--" + fl.Name
+		}
+	})
+	return given
 }
 
 // isolated reports whether a task file runs in a worker: one from disk unless --in-process, one

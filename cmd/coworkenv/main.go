@@ -24,7 +24,7 @@ func commands() []command {
 		{"replay", "replay a trace (or a folder of traces) and report the first divergence", cmdReplay},
 		{"list", "list tasks with capabilities and turn counts", cmdList},
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
-		{"worker", "run the episodes of `rollout --queue URL` from a queue: worker --queue URL", cmdQueueWorker},
+		{"worker", "run the jobs of `rollout`, `validate` and `generate --queue URL`: worker --queue URL", cmdQueueWorker},
 		{"queue", "show the jobs of a queue: queue status --queue URL", cmdQueue},
 		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop", cmdGenerate},
@@ -45,8 +45,7 @@ func main() {
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Main runs the command line and returns the exit status: 0 success, 1 a negative verdict,
-// 2 bad usage or input.
+// Main runs the command line and returns the exit status (exitStatusHelp).
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
@@ -80,4 +79,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `coworkenv COMMAND --help` for a command's flags.")
+	fmt.Fprintf(w, "\n%s\n", exitStatusHelp)
 }

@@ -28,9 +28,8 @@ const mcpUsage = "mcp TASK [--seed N] [--trace FILE]\n\n" +
 	"only task files you trust. stdout carries the protocol and nothing else; stderr has the log, what the\n" +
 	"task's scripts print, and the verdict. The server runs until the client closes stdin (or Ctrl-C). The\n" +
 	"trace is written to FILE.partial and renamed to FILE as soon as the episode ends; an episode the client\n" +
-	"left before it ended leaves FILE.partial, its end recording the code interrupted.\n\n" +
-	"Exit status: 0 passed, 1 not passed (an episode left unfinished included), 2 bad usage (--trace\n" +
-	"included), a task that does not load or whose setup fails, or a trace that could not be written."
+	"left before it ended leaves FILE.partial, its end recording the code interrupted. An episode left\n" +
+	"unfinished counts as not passed."
 
 // mcpSessionID names the one session of `coworkenv mcp` in its resources' URIs, as the first
 // session of `coworkenv serve` is named.
@@ -76,7 +75,11 @@ func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdou
 	}
 	task, src, err := tg.load(ctx)
 	if err != nil {
-		return fail("%v", err)
+		code := fail("%v", err)
+		if notLoaded(err) {
+			code = exitNegated
+		}
+		return code
 	}
 	sources, err := trace.Sources(tg.corpus, tg.rel)
 	if err != nil {
@@ -103,10 +106,7 @@ func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdou
 	switch {
 	case errors.As(err, &se):
 		fmt.Fprintf(stderr, "coworkenv mcp: %s\n", se.Diag)
-		if se.Diag.Code == episode.Interrupted {
-			return 1
-		}
-		return 2
+		return exitNegated // the task's setup failed or was interrupted
 	case err != nil:
 		return fail("%v", err)
 	}
@@ -137,7 +137,7 @@ func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdou
 		if traceErr != nil {
 			fmt.Fprintf(stderr, "coworkenv mcp: --trace: %v\n", traceErr)
 			if !interrupted {
-				return 2
+				return exitNegated // the episode ran; its trace is left undone
 			}
 		}
 		if interrupted {

@@ -191,7 +191,7 @@ func TestModelDownIsModelError(t *testing.T) {
 	code, stdout, errs := modelCLI(t, "rollout", task, "--model", "m", "--base-url", unavailable.URL+"/v1",
 		"--retries", "0", "--out", out, "--json")
 	require.Equal(t, 1, code, "%s%s", stdout, errs)
-	assert.Contains(t, errs, "copy-note sample 0 failed: error[model-error]: turn 1: openai agent: model m at")
+	assert.Contains(t, errs, "copy-note sample 0 failed: error[model-error]: turn 0: openai agent: model m at")
 	ep := rolloutJSON(t, stdout)["episodes"].(map[string]any)
 	assert.Equal(t, map[string]any{"model-error": 1.0}, ep["failed_by_code"])
 	assert.EqualValues(t, 0, ep["interrupted"])

@@ -193,7 +193,7 @@ func TestReplayTaskNotFoundSaysWhereItLooked(t *testing.T) {
 	lone := filepath.Join(t.TempDir(), "rel.jsonl")
 	copyFile(t, filepath.Join(moved, "runs", "rel.jsonl"), lone)
 	code, out, errs := cli(t, "replay", lone)
-	assert.Equal(t, 2, code, out+errs)
+	assert.Equal(t, 1, code, "the trace was read; its task file is not found: "+out+errs)
 	assert.Equal(t, lone+": error: the traced task file tasks/copy.star is not there; nor is tasks/copy.star in the corpus folder . (--corpus) "+
 		"or the trace's folder "+filepath.Dir(lone)+" and those above it; name the folder of its corpus with --corpus\n", out)
 
@@ -202,7 +202,7 @@ func TestReplayTaskNotFoundSaysWhereItLooked(t *testing.T) {
 	copyFile(t, lone, builtin)
 	editTrace(t, builtin, `"file":"tasks/copy.star"`, `"file":"corpus/tasks/nope.star"`, `"path":"tasks/copy.star"`, `"path":"tasks/nope.star"`)
 	code, out, errs = cli(t, "replay", builtin, "--json")
-	assert.Equal(t, 2, code, out+errs)
+	assert.Equal(t, 1, code, "the trace was read; its task file is not found: "+out+errs)
 	assert.Contains(t, out, `"error":"the traced task file corpus/tasks/nope.star is not there; nor is tasks/nope.star in the corpus folder . (--corpus), `+
 		`the trace's folder `+filepath.Dir(builtin)+` and those above it, or the built-in corpus; name the folder of its corpus with --corpus"`)
 }
@@ -233,7 +233,7 @@ func TestReplayRefusesRecordedPathsThatLeave(t *testing.T) {
 		copyFile(t, filepath.Join(moved, "runs", "abs.jsonl"), tr)
 		editTrace(t, tr, `"path":"tasks/copy.star"`, `"path":"`+tc.path+`"`)
 		code, out, errs := cli(t, "replay", tr, "--corpus", moved)
-		assert.Equal(t, 2, code, "%s: %s%s", tc.name, out, errs)
+		assert.Equal(t, 1, code, "a refused task file: "+"%s: %s%s", tc.name, out, errs)
 		assert.Contains(t, out, "refused: "+tc.want, tc.name)
 		assert.NotContains(t, out, "matched", tc.name)
 		assert.NotContains(t, out, "root:x:0", tc.name)
@@ -248,7 +248,7 @@ func TestReplayRefusesRecordedPathsThatLeave(t *testing.T) {
 	for _, name := range []string{"rel.jsonl", "abs.jsonl"} {
 		tr := filepath.Join(moved, "runs", name)
 		code, out, errs := cli(t, "replay", tr)
-		assert.Equal(t, 2, code, "%s: %s%s", name, out, errs)
+		assert.Equal(t, 1, code, "a refused task file: %s: %s%s", name, out, errs)
 		assert.Contains(t, out, "refused: "+filepath.ToSlash(task)+": tasks/copy.star is a symbolic link that leads out of the corpus root", name)
 		assert.NotContains(t, out, "matched", name)
 	}
@@ -282,12 +282,12 @@ func TestReplayComparesResultTextsByteForByte(t *testing.T) {
 
 		code, out, errs := cli(t, "replay", tampered, "--corpus", moved)
 		assert.Equal(t, 1, code, out+errs)
-		assert.Contains(t, out, tampered+": diverged (copy-note) at event "+strconv.Itoa(line)+` (result, turn 1, fs_write {"path":"/notes/done.txt","content":"call the bank"}) differs:`)
+		assert.Contains(t, out, tampered+": diverged (copy-note) at event "+strconv.Itoa(line)+` (result, turn 0, fs_write {"path":"/notes/done.txt","content":"call the bank"}) differs:`)
 		assert.Contains(t, out, "  content: differs at byte ", edit[1])
 
 		sft := filepath.Join(t.TempDir(), "sft.jsonl")
 		code, out, errs = cli(t, "export", "sft", tampered, "--include-oracle", "--out", sft, "--corpus", moved)
-		assert.Equal(t, 0, code, out+errs)
+		assert.Equal(t, 1, code, "a trace left out as diverged: %s%s", out, errs)
 		assert.Contains(t, out, "wrote 0 episodes to "+sft+" from 1 trace; skipped 1: 1 diverged on replay", edit[1])
 		assert.Contains(t, errs, "leaving out "+tampered+": diverged on replay: event "+strconv.Itoa(line)+" (result", edit[1])
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/progress"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -44,8 +45,7 @@ const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--is
 	"replayed from another folder, thus still replays. Each place is a wall: a path that climbs out of\n" +
 	"it, an absolute path elsewhere or a symbolic link that leads out is refused before anything is\n" +
 	"read. A replay whose worker runs out of memory or time, or dies, is reported with memory-limit,\n" +
-	"timeout or crash, and the next trace replays.\n\n" + isolationHelp +
-	"\n\nExit status: 0 everything matches, 1 a divergence or a stopped replay, 2 unreadable input."
+	"timeout or crash, and the next trace replays.\n\n" + isolationHelp
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", replayUsage, stderr)
@@ -78,7 +78,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	var results []jsonv.Value
 	matched, diverged, stopped, changed, failed := 0, 0, 0, 0, 0
-	for _, p := range paths {
+	bar := progress.New(stderr, "replay", len(paths))
+	defer bar.Close()
+	stdout = bar.Writer(stdout) // a line per trace, above a terminal's bar
+	for i, p := range paths {
+		bar.Set(i, fmt.Sprintf("%d matched", matched))
 		r, err := rp.replay(ctx, p)
 		entry := jsonv.NewObject("trace", p)
 		switch {
@@ -143,6 +147,8 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		results = append(results, entry)
 	}
+	bar.Set(len(paths), fmt.Sprintf("%d matched", matched))
+	bar.Close()
 	if *asJSON {
 		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("traces", results, "summary",
 			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed)))))
@@ -153,13 +159,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
 	}
-	switch {
-	case failed > 0 && len(paths) == 1:
-		return 2
-	case diverged > 0 || stopped > 0 || failed > 0:
-		return 1
+	if diverged > 0 || stopped > 0 || failed > 0 {
+		return exitNegated
 	}
-	return 0
+	return exitOK
 }
 
 // changedJSON is a replay's changed files: path, task (the task file, not a file it loads), and
@@ -200,12 +203,21 @@ func checkCorpusDir(dir string) error {
 	return nil
 }
 
+// tracePaths are the traces a command-line argument names: the file, or the *.jsonl files in
+// the folder and below, in path order. A path that does not exist or cannot be read, and a
+// folder without a trace, are errors (exit 2).
 func tracePaths(p string) ([]string, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", p, unwrap(err))
 	}
 	if !info.IsDir() {
+		// a trace named that cannot be read is the command line's error, as a missing one is
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", p, unwrap(err))
+		}
+		f.Close()
 		return []string{p}, nil
 	}
 	var out []string

@@ -1,12 +1,146 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/report"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-// cmdReport is `coworkenv report`. (Being built.)
+const reportUsage = "report PATH... --out FILE.html [--corpus DIR] [--no-episodes] [--jobs N] [--time-limit DUR]\n\n" +
+	"Writes one self-contained HTML file (no network: its style, script, data and charts are inside it)\n" +
+	"for what PATH holds, found from the input itself:\n" +
+	"  - a trace (.jsonl; several traces make one page): the conversation, each tool call with its\n" +
+	"    arguments and result (faults and tool errors marked, reasoning collapsed), the state changes\n" +
+	"    after each call, each turn's checks, the scores, and a model's name and token usage;\n" +
+	"  - a rollout folder (rollout.json and <task>/<sample>.jsonl): the summary (pass rate, pass@k,\n" +
+	"    pass^k, single- against multi-turn, by capability) as tables and charts, and every task with\n" +
+	"    its samples, each linking to its episode view, written beside FILE in FILE-episodes/ (or, with\n" +
+	"    --no-episodes, to its trace); a filter shows only the failed samples;\n" +
+	"  - a validation report (the output of validate --json; several are merged): the counts by status\n" +
+	"    and by diagnostic code, and every task, worst first, with its diagnostics, source lines and\n" +
+	"    carets (the task files are read from the current folder, as the report names them);\n" +
+	"  - a generation run (its --out folder or its manifest.jsonl): the yield per round, the rejection\n" +
+	"    reasons, the tokens and every attempt.\n\n" +
+	"A trace holds state hashes, not the changes: the report finds the traced task file as replay does\n" +
+	"(where the trace names it, under --corpus, beside the trace and above it, in the built-in corpus,\n" +
+	"by its recorded SHA-256), makes the recorded calls again and shows what each one changed; where\n" +
+	"the task file is not found, or the replay no longer matches the trace, the page says so. The\n" +
+	"replay runs in this process, within the in-process guards and --time-limit per episode.\n" +
+	"`run`, `rollout` and `validate` write the same pages with --report FILE.html. docs/report.md says\n" +
+	"what each page shows."
+
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "coworkenv report: not built yet")
-	return 2
+	fs := newFlags("report", reportUsage, stderr)
+	out := fs.String("out", "", "the HTML file to write (required)")
+	corpusDir := fs.String("corpus", ".", "a corpus to look for traced task files in, as replay does")
+	noEpisodes := fs.Bool("no-episodes", false, "a rollout's samples link to their traces; no episode views are written")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "how many episode views of a rollout are written at once")
+	timeLimit := fs.Duration("time-limit", report.DefaultTimeLimit, "the longest replay of one episode for its state changes")
+	pos, code, ok := parse(fs, reportUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "coworkenv report: "+format+"\n", a...)
+		return 2
+	}
+	switch {
+	case len(pos) == 0:
+		return fail("want one or more PATHs (a trace, a rollout folder, a validate --json report, a generation run)")
+	case *out == "":
+		return fail("--out FILE.html is required")
+	case *jobs < 1:
+		return fail("--jobs: %d is not a positive number", *jobs)
+	case *timeLimit <= 0:
+		return fail("--time-limit: %v is not a positive duration", *timeLimit)
+	}
+	if err := checkCorpusDir(*corpusDir); err != nil {
+		return fail("%v", err)
+	}
+	if err := checkOutput("--out", *out, outputFile, pos...); err != nil {
+		return fail("%v", err)
+	}
+	kind, err := report.Detect(pos[0])
+	if err != nil {
+		return fail("%v", err)
+	}
+	if kind == report.Rollout && !*noEpisodes {
+		if err := checkOutput("--out", report.EpisodesDir(*out), outputFolder, pos...); err != nil {
+			return fail("%v (the folder of the episode views)", err)
+		}
+	}
+	opts := reportOptions(*corpusDir)
+	opts.NoEpisodes, opts.Jobs, opts.TimeLimit = *noEpisodes, *jobs, *timeLimit
+	closeBar := reportProgress(&opts, stderr)
+	kind, err = report.Write(context.Background(), *out, pos, opts)
+	closeBar()
+	if err != nil {
+		return fail("%v", err)
+	}
+	what := map[report.Kind]string{report.Episode: "an episode report", report.Rollout: "a rollout report",
+		report.Validation: "a validation report", report.Generation: "a generation report"}[kind]
+	fmt.Fprintf(stdout, "wrote %s (%s)\n", *out, what)
+	if kind == report.Rollout && !*noEpisodes {
+		fmt.Fprintf(stdout, "wrote the episode views in %s\n", report.EpisodesDir(*out))
+	}
+	return 0
+}
+
+// reportOptions are a report's options with the task files of traces found as replay finds
+// them (locateTraced), under the corpus folder dir.
+func reportOptions(dir string) report.Options {
+	return reportOptionsWith(dir, nil)
+}
+
+// reportOptionsWith are reportOptions where ran, when set, names the task file of a task the
+// command itself ran (false for a task it did not): the `--report` flags of run and rollout find
+// their tasks where they ran them, wherever the traces are, and the others as replay does
+// under dir.
+func reportOptionsWith(dir string, ran func(task string) (*dsl.Corpus, string, bool)) report.Options {
+	return report.Options{Locate: func(ctx context.Context, tracePath string, start *trace.Start) (*dsl.Task, string, error) {
+		var c *dsl.Corpus
+		var rel string
+		ok := false
+		if ran != nil {
+			c, rel, ok = ran(start.Task)
+		}
+		if !ok {
+			t, err := locateTraced(dir, tracePath, start)
+			if err != nil {
+				return nil, "", err
+			}
+			c, rel = t.corpus, t.rel
+		}
+		task, _, err := isolate.FindTask(ctx, c, rel, start.Task)
+		if err != nil {
+			return nil, "", err
+		}
+		return task, c.DisplayPath(rel), nil
+	}}
+}
+
+// reportProgress shows on w how many of a rollout report's episode views are written
+// (opts.Progress), from the first count on; the returned function ends the display.
+func reportProgress(opts *report.Options, w io.Writer) (closeBar func()) {
+	var bar *progress.Bar
+	var once sync.Once
+	opts.Progress = func(done, total int) {
+		once.Do(func() { bar = progress.New(w, "report", total) })
+		bar.Set(done, "")
+	}
+	return func() { bar.Close() }
+}
+
+// reportFlag is the `--report FILE.html` flag of run, rollout and validate.
+func reportFlag(fs *flag.FlagSet, what string) *string {
+	return fs.String("report", "", "also write "+what+" as a self-contained HTML page to this file (see `coworkenv report`)")
 }

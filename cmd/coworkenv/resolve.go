@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/corpus"
@@ -20,7 +22,8 @@ type source struct {
 
 // openPath opens a file or folder on disk. The corpus root is the nearest folder at or above
 // it that holds capabilities.star; where there is none, the folder given (for a file, its own
-// folder).
+// folder), whose capabilities are then checked against the built-in taxonomy. A path that does not exist or cannot be read, and a folder without a task file, are
+// errors (the command's usage error, exit 2).
 func openPath(p string) (*source, error) {
 	info, err := os.Stat(p)
 	if err != nil {
@@ -35,12 +38,18 @@ func openPath(p string) (*source, error) {
 		if !strings.HasSuffix(p, ".star") {
 			return nil, fmt.Errorf("%s: not a .star file", p)
 		}
+		// a file that cannot be read is the command line's error, as a missing one is
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", p, unwrap(err))
+		}
+		f.Close()
 		dir = filepath.Dir(abs)
 	}
-	root := dir
+	root, standalone := dir, true
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, dsl.CapabilitiesFile)); err == nil {
-			root = d
+			root, standalone = d, false
 			break
 		}
 		if filepath.Dir(d) == d {
@@ -55,7 +64,13 @@ func openPath(p string) (*source, error) {
 			}
 		}
 	}
-	c, err := dsl.OpenDir(root, filepath.ToSlash(display))
+	var c *dsl.Corpus
+	if standalone {
+		// files of no corpus: their capabilities are checked against the built-in taxonomy
+		c, err = dsl.OpenStandalone(root, filepath.ToSlash(display), corpus.Taxonomy())
+	} else {
+		c, err = dsl.OpenDir(root, filepath.ToSlash(display))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", display, unwrap(err))
 	}
@@ -71,6 +86,9 @@ func openPath(p string) (*source, error) {
 			if sub == "." || strings.HasPrefix(f, sub+"/") {
 				src.files = append(src.files, f)
 			}
+		}
+		if len(src.files) == 0 {
+			return nil, fmt.Errorf("%s: no task files in it (*.star, outside lib/)", p)
 		}
 		return src, nil
 	}
@@ -108,7 +126,11 @@ type target struct {
 // loading the corpus (it is trusted); a file from disk only by its path.
 func locateTask(ctx context.Context, arg string) (*target, error) {
 	file, name := splitTaskArg(arg)
-	if strings.HasSuffix(file, ".star") {
+	info, statErr := os.Stat(file)
+	if statErr == nil && info.IsDir() {
+		return nil, fmt.Errorf("%s is a folder; name one task: a file, file.star:NAME or a task name of the built-in corpus (rollout runs the tasks of a folder)", arg)
+	}
+	if statErr == nil || strings.HasSuffix(file, ".star") {
 		src, err := openPath(file)
 		if err != nil {
 			return nil, err
@@ -130,14 +152,29 @@ func locateTask(ctx context.Context, arg string) (*target, error) {
 	return nil, fmt.Errorf("%s: no such file, and no task of that name in the built-in corpus (see coworkenv list)", arg)
 }
 
-// load loads the target's task in this process.
+// load loads the target's task in this process. A file that does not load gives a
+// *notLoadedError.
 func (t *target) load(ctx context.Context) (*dsl.Task, []byte, error) {
 	f := t.corpus.LoadFile(ctx, t.rel)
+	if len(f.Diags) > 0 {
+		return nil, nil, &notLoadedError{isolate.FormatDiags(f.Diags)}
+	}
 	task, err := isolate.PickTask(f, t.name)
 	if err != nil {
 		return nil, nil, err
 	}
 	return task, f.Source, nil
+}
+
+// locate points a diagnostic of the episode where validate shows it
+// (dsl.Locate), when it is in a file of the target's corpus.
+func (t *target) locate(d dsl.Diagnostic) dsl.Diagnostic {
+	if rel, ok := t.corpus.RelPath(d.File); ok && d.File != "" {
+		if src, err := t.corpus.ReadSource(rel); err == nil {
+			return dsl.Locate(d, src)
+		}
+	}
+	return d
 }
 
 // episode is the target as a worker's episode (without its seed and agent).
@@ -169,4 +206,24 @@ func taskFiles(args []string) []string {
 		files[i], _ = splitTaskArg(arg)
 	}
 	return files
+}
+
+// notLoadedError is a task file that does not load: its diagnostics, a line each.
+type notLoadedError struct{ diags string }
+
+func (e *notLoadedError) Error() string { return e.diags }
+
+// diagLine is a line of formatted diagnostics ("file:1:2: error[syntax]: ...").
+var diagLine = regexp.MustCompile(`^\S.*?: (error|warning)\[[a-z-]+\]: `)
+
+// notLoaded reports whether err says that a task file does not load (exit 1), as opposed to
+// naming a task the file does not declare or an agent that cannot be made (exit 2). A worker
+// tells it in a *isolate.StartError, whose message is then the file's diagnostics.
+func notLoaded(err error) bool {
+	var nl *notLoadedError
+	if errors.As(err, &nl) {
+		return true
+	}
+	var se *isolate.StartError
+	return errors.As(err, &se) && diagLine.MatchString(se.Msg)
 }

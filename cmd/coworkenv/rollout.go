@@ -11,12 +11,16 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/progress"
 	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/queue"
+	"github.com/coworkenv/coworkenv/report"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--vary-setup] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate] [--queue URL|embedded]\n\n" +
+const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--seed S] [--vary-setup] [--json] [--agent openai|oracle|noop] [--model NAME] [--in-process|--isolate] [--report FILE.html]\n" +
+	"        [--queue URL|embedded [--retry-failed] [--ack-wait D] [--max-deliver N]]\n\n" +
 	"Runs K episodes of every task, N at a time, one fresh agent per episode, and writes each as a trace\n" +
 	"DIR/<task>/<sample>.jsonl. TASKS are files, folders, file.star:name or task names of the built-in\n" +
 	"corpus (default: the whole built-in corpus).\n\n" +
@@ -38,6 +42,10 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"model-error) or that Ctrl-C interrupts (interrupted, counted apart from failed) leaves only\n" +
 	"DIR/<task>/<sample>.jsonl.partial, whose end records the code, and is run again next time. DIR is\n" +
 	"checked before anything runs: a file, an input or a folder that cannot be written is refused.\n\n" +
+	"--report FILE.html writes, when the rollout ends (passed or not, interrupted too), the page that\n" +
+	"`coworkenv report DIR` writes: the summary as tables and charts and every task with its samples, each\n" +
+	"linking to its episode view in FILE-episodes/ beside it. FILE and that folder are checked before\n" +
+	"anything runs, as DIR is; the episode views' state changes come from replays in this process.\n\n" +
 	"The summary gives per task the pass rate, the mean score, pass@1, pass@K and pass^K (the unbiased\n" +
 	"estimators 1-C(n-c,k)/C(n,k) and C(c,k)/C(n,k) over the task's n scored samples, c of them passed),\n" +
 	"and the means over tasks overall, for single- and multi-turn tasks, and by capability.\n\n" +
@@ -45,10 +53,11 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"again next time, like a model-error one.\n\n" +
 	"--queue URL publishes every sample without a trace as a job on the NATS JetStream server at URL\n" +
 	"instead of running it, and writes the traces that `coworkenv worker --queue URL` processes send back\n" +
-	"(docs/scaling.md); every task file then runs in workers (--in-process is refused). --queue embedded\n" +
-	"starts the server in this process and runs --jobs workers here.\n\n" +
-	"Exit status: 0 every sample has a trace, 1 some sample failed or was interrupted or some task did not\n" +
-	"load, 2 bad usage (--out included)."
+	"(docs/scaling.md); every task file then runs in workers (--in-process is refused). A sample whose\n" +
+	"job failed is failed again while the queue remembers the job's result (--retry-failed runs such jobs\n" +
+	"again). --queue embedded starts the server in this process and runs --jobs workers here.\n\n" +
+	queueFlagsHelp + "\n\n" +
+	"A task file that does not load is reported and counted (not_loaded), and the other files run."
 
 func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("rollout", rolloutUsage, stderr)
@@ -60,7 +69,8 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "run seed of every sample (with --vary-setup, of sample 0)")
 	varySetup := fs.Bool("vary-setup", false, "run sample i with seed+i, so that samples of a task start from different states")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	queueURL := fs.String("queue", "", "publish the samples on the queue at this NATS URL (or embedded: a server and --jobs workers here) for `coworkenv worker` to run")
+	qr := addQueueRun(fs, "the samples")
+	reportPath := reportFlag(fs, "the rollout's summary and samples")
 	pos, code, ok := parse(fs, rolloutUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -80,11 +90,28 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
 	}
+	if *reportPath != "" {
+		err := checkOutput("--report", *reportPath, outputFile, append(taskFiles(pos), *out)...)
+		if err == nil {
+			err = checkOutput("--report", report.EpisodesDir(*reportPath), outputFolder, append(taskFiles(pos), *out)...)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
+			return 2
+		}
+	}
 	if err := iso.check(); err != nil {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
 	}
-	if *queueURL != "" {
+	queued := qr.on()
+	var qopts []queue.Option
+	if queued {
+		var err error
+		if qopts, err = qr.options(); err != nil {
+			fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
+			return 2
+		}
 		if *iso.inProcess {
 			fmt.Fprintln(stderr, "coworkenv rollout: --queue runs every episode in workers; drop --in-process")
 			return 2
@@ -124,55 +151,124 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	tasks, notLoaded := rt.tasks, rt.notLoaded
+	workers := notLoaded > 0 && !*iso.inProcess // a file from disk was tried in a worker
 	for _, t := range tasks {
 		if t.Isolated != nil {
+			workers = true
 			if _, err := rt.pool(); err != nil {
 				fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 				return 2
 			}
 		}
 	}
-	if len(tasks) == 0 {
-		fmt.Fprintln(stderr, "coworkenv rollout: no task to run")
+	if err := iso.checkUsed(workers || len(tasks) == 0); err != nil {
+		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
+	}
+	if len(tasks) == 0 {
+		if notLoaded > 0 {
+			fmt.Fprintf(stderr, "coworkenv rollout: no task to run: %d file%s did not load\n", notLoaded, pluralS(notLoaded))
+			return exitNegated
+		}
+		fmt.Fprintln(stderr, "coworkenv rollout: no task to run")
+		return exitUsage
 	}
 	opts := rollout.Options{
 		Out: *out, Samples: *samples, Jobs: *jobs, Seed: *seed, VarySetup: *varySetup,
 		Agent: choice.name, NewAgent: choice.newAgent, Config: choice.manifest(),
-		Warn: func(msg string) { fmt.Fprintf(stderr, "coworkenv rollout: warning: %s\n", msg) },
 		Pool: pool, AgentSpec: choice.spec, Model: choice.cfg,
 	}
-	var bar *rolloutBar
-	if isTerminal(stderr) {
-		bar = &rolloutBar{w: stderr}
-		opts.Progress = bar.show
-	}
+	bar := progress.New(stderr, "rollout", len(tasks)**samples)
+	defer bar.Close()
+	showProgress(bar, &opts, queued)
+	warnw := bar.Writer(stderr) // above a terminal's bar
+	opts.Warn = func(msg string) { fmt.Fprintf(warnw, "coworkenv rollout: warning: %s\n", msg) }
 	var res *rollout.Result
-	if *queueURL != "" {
-		res, err = runQueued(ctx, *queueURL, *jobs, rt.pool, tasks, opts)
+	if queued {
+		res, err = runQueued(ctx, *qr.url, *jobs, rt.pool, tasks, opts, qopts...)
 	} else {
 		res, err = rollout.Run(ctx, tasks, opts)
 	}
-	bar.clear()
+	bar.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
 		return 2
+	}
+	status := exitOK
+	if res.Failed > 0 || res.Interrupted > 0 || notLoaded > 0 || res.NotPassed() > 0 {
+		status = exitNegated
+	}
+	// The report is written before the summary is printed, so that the summary can name it.
+	reported := false
+	if *reportPath != "" {
+		stop() // a second Ctrl-C while the report is written ends the command
+		ro := reportOptionsWith(".", rt.ran)
+		ro.Jobs = *jobs
+		closeBar := reportProgress(&ro, stderr)
+		err := report.WriteRollout(context.Background(), *reportPath, res, *out, ro)
+		closeBar()
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv rollout: --report: %v\n", err)
+			status = exitNegated // the rollout ran; its report is left undone
+		} else {
+			reported = true
+		}
 	}
 	sum := rollout.Summarize(res)
 	if *asJSON {
 		o := sum.JSON()
 		o.Set("out", *out)
 		o.Set("not_loaded", int64(notLoaded))
+		if reported {
+			o.Set("report", *reportPath)
+		}
 		fmt.Fprintln(stdout, jsonv.MustEncode(o))
 	} else {
 		sum.WriteText(stdout)
+		if notLoaded > 0 {
+			fmt.Fprintf(stdout, "%d task file%s did not load (named on stderr)\n", notLoaded, pluralS(notLoaded))
+		}
 		fmt.Fprintf(stdout, "traces in %s\n", *out)
+		if reported {
+			fmt.Fprintf(stdout, "report in %s (episode views in %s)\n", *reportPath, report.EpisodesDir(*reportPath))
+		}
 	}
 	reportFailures(stderr, res)
-	if res.Failed > 0 || res.Interrupted > 0 || notLoaded > 0 {
-		return 1
+	return status
+}
+
+// showProgress shows a rollout's progress on bar: the samples finished, passed, failed and
+// interrupted, and for a queued rollout the samples with a worker and waiting for one
+// ("10 passed · 1 failed · 4 running · 20 queued").
+func showProgress(bar *progress.Bar, opts *rollout.Options, queued bool) {
+	var mu sync.Mutex
+	var last rollout.Progress
+	var jobs *queue.Progress // nil until the queue tells
+	show := func() {
+		detail := progressDetail(last)
+		if jobs != nil {
+			// the queue's counts may lag the samples written by a result: no more than the
+			// samples left are shown running or queued
+			left := last.Total - last.Done
+			running := min(jobs.Running, left)
+			detail += fmt.Sprintf(" · %d running · %d queued", running, min(jobs.Queued, left-running))
+		}
+		bar.Set(last.Done, detail)
 	}
-	return 0
+	opts.Progress = func(p rollout.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		last = p
+		show()
+	}
+	if queued {
+		opts.Queue = func(p queue.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			jobs = &p
+			show()
+		}
+	}
 }
 
 // reportFailures lists the failed samples (without a trace) on stderr, and says how to resume.
@@ -207,10 +303,10 @@ func firstLine(s string) string {
 	return s
 }
 
-// rolloutTasks resolves TASKS in order, each task once. A file named directly that does not
-// load is an error; a file found in a folder that does not load is reported on stderr and
-// skipped (notLoaded counts them). Task files from disk are not loaded here unless --in-process:
-// a worker of pool lists their tasks, and their episodes run in workers.
+// rolloutTasks resolves TASKS in order, each task once. A file that does not load, named or
+// found in a folder, is reported on stderr and skipped (notLoaded counts them). Task files from
+// disk are not loaded here unless --in-process: a worker of pool lists their tasks, and their
+// episodes run in workers.
 type rolloutTasks struct {
 	iso       *isolation
 	pool      func() (*isolate.Pool, error)
@@ -219,17 +315,18 @@ type rolloutTasks struct {
 	notLoaded int
 	seen      map[string]bool
 	support   map[*dsl.Corpus]map[string][]byte
+	files     map[string]taskFile // by task name, the file of each task (the first of a name)
 }
 
 func (rt *rolloutTasks) resolve(ctx context.Context, args []string) error {
-	rt.seen, rt.support = map[string]bool{}, map[*dsl.Corpus]map[string][]byte{}
+	rt.seen, rt.support, rt.files = map[string]bool{}, map[*dsl.Corpus]map[string][]byte{}, map[string]taskFile{}
 	if len(args) == 0 {
 		s, err := embedded()
 		if err != nil {
 			return err
 		}
 		for _, rel := range s.files {
-			if err := rt.file(ctx, s.corpus, rel, "", true, false); err != nil {
+			if err := rt.file(ctx, s.corpus, rel, "", true); err != nil {
 				return err
 			}
 		}
@@ -245,11 +342,8 @@ func (rt *rolloutTasks) resolve(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			if len(s.files) == 0 {
-				return fmt.Errorf("%s: no task files in it", arg)
-			}
 			for _, rel := range s.files {
-				if err := rt.file(ctx, s.corpus, rel, "", false, false); err != nil {
+				if err := rt.file(ctx, s.corpus, rel, "", false); err != nil {
 					return err
 				}
 			}
@@ -258,7 +352,7 @@ func (rt *rolloutTasks) resolve(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			if err := rt.file(ctx, s.corpus, s.files[0], name, false, true); err != nil {
+			if err := rt.file(ctx, s.corpus, s.files[0], name, false); err != nil {
 				return err
 			}
 		default:
@@ -280,9 +374,9 @@ func (rt *rolloutTasks) resolve(ctx context.Context, args []string) error {
 	return nil
 }
 
-// file adds the tasks of the file rel of c (only the task name, when given). named: the user
-// named the file (a file that does not load is an error, not skipped).
-func (rt *rolloutTasks) file(ctx context.Context, c *dsl.Corpus, rel, name string, builtin, named bool) error {
+// file adds the tasks of the file rel of c (only the task name, when given); a file that does
+// not load is reported and counted.
+func (rt *rolloutTasks) file(ctx context.Context, c *dsl.Corpus, rel, name string, builtin bool) error {
 	if !rt.iso.isolated(builtin) {
 		f := c.LoadFile(ctx, rel)
 		tasks := f.Tasks
@@ -293,8 +387,8 @@ func (rt *rolloutTasks) file(ctx context.Context, c *dsl.Corpus, rel, name strin
 			}
 			tasks = []*dsl.Task{t}
 		}
-		if ok, err := rt.loaded(c.DisplayPath(rel), f.Diags, len(tasks), named); !ok {
-			return err
+		if !rt.loaded(c.DisplayPath(rel), f.Diags) {
+			return nil
 		}
 		for _, t := range tasks {
 			if err := rt.add(c, t, f.Source, builtin); err != nil {
@@ -331,32 +425,31 @@ func (rt *rolloutTasks) file(ctx context.Context, c *dsl.Corpus, rel, name strin
 		}
 		infos = infos[i : i+1]
 	}
-	if ok, err := rt.loaded(c.DisplayPath(rel), diags, len(infos), named); !ok {
-		return err
+	if !rt.loaded(c.DisplayPath(rel), diags) {
+		return nil
 	}
 	for _, ti := range infos {
 		e := *ep
 		e.Task = ti.Name
 		// the bytes the worker is given; the worker records the sources of its episodes
-		rt.push(rollout.Task{Task: ti.Stub(rel), Source: ep.Files[rel], Isolated: &e})
+		rt.push(c, rollout.Task{Task: ti.Stub(rel), Source: ep.Files[rel], Isolated: &e})
 	}
 	return nil
 }
 
-// loaded reports whether a file loaded and declares tasks; when it did not, err is the error of
-// a file the user named, and one found in a folder is reported and counted.
-func (rt *rolloutTasks) loaded(path string, diags []dsl.Diagnostic, tasks int, named bool) (ok bool, err error) {
-	switch {
-	case len(diags) > 0 && named:
-		return false, fmt.Errorf("%s", isolate.FormatDiags(diags))
-	case len(diags) > 0:
-		fmt.Fprintf(rt.stderr, "coworkenv rollout: skipping %s: it does not load: %s\n", path, firstLine(diags[0].String()))
-		rt.notLoaded++
-		return false, nil
-	case tasks == 0 && named:
-		return false, fmt.Errorf("%s declares no task", path)
+// loaded reports whether a file loaded (a file that declares no task does not). One that did
+// not, named by the user or found in a folder, is reported with its diagnostics and counted, and
+// the other files run.
+func (rt *rolloutTasks) loaded(path string, diags []dsl.Diagnostic) bool {
+	if len(diags) == 0 {
+		return true
 	}
-	return true, nil
+	fmt.Fprintf(rt.stderr, "coworkenv rollout: skipping %s: it does not load:\n", path)
+	for _, d := range diags {
+		fmt.Fprintf(rt.stderr, "  %s\n", firstLine(d.String()))
+	}
+	rt.notLoaded++
+	return false
 }
 
 // add adds a task loaded here, to run here or (--isolate for the built-in corpus) in workers,
@@ -375,16 +468,33 @@ func (rt *rolloutTasks) add(c *dsl.Corpus, t *dsl.Task, src []byte, builtin bool
 		ep.Task = t.Name
 		rtask.Isolated = ep
 	}
-	rt.push(rtask)
+	rt.push(c, rtask)
 	return nil
 }
 
-func (rt *rolloutTasks) push(t rollout.Task) {
+// push adds the task t of the corpus c, unless it is there already.
+func (rt *rolloutTasks) push(c *dsl.Corpus, t rollout.Task) {
 	key := t.Task.File + "\x00" + t.Task.Name
 	if !rt.seen[key] {
 		rt.seen[key] = true
 		rt.tasks = append(rt.tasks, t)
+		if _, dup := rt.files[t.Task.Name]; !dup {
+			rt.files[t.Task.Name] = taskFile{c, t.Task.Rel}
+		}
 	}
+}
+
+// taskFile is a task file of a corpus.
+type taskFile struct {
+	corpus *dsl.Corpus
+	rel    string
+}
+
+// ran is the task file of the task of that name the rollout ran, for its report
+// (reportOptionsWith).
+func (rt *rolloutTasks) ran(task string) (*dsl.Corpus, string, bool) {
+	f, ok := rt.files[task]
+	return f.corpus, f.rel, ok
 }
 
 // episode is the worker's episode of the file rel of c.
@@ -432,42 +542,15 @@ func (b *builtinTasks) load(ctx context.Context) error {
 	return nil
 }
 
-// rolloutBar draws "rollout [#####     ] 12/40 · 10 passed · 1 failed" on one line of a
-// terminal.
-type rolloutBar struct {
-	w     io.Writer
-	mu    sync.Mutex
-	drawn bool
-}
-
-func (b *rolloutBar) show(p rollout.Progress) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	const width = 30
-	n := 0
-	if p.Total > 0 {
-		n = p.Done * width / p.Total
-	}
-	bar := strings.Repeat("#", n) + strings.Repeat(" ", width-n)
-	line := fmt.Sprintf("\rrollout [%s] %d/%d · %d passed", bar, p.Done, p.Total, p.Passed)
+// progressDetail is what the progress display tells of a rollout besides the count:
+// "10 passed · 1 failed".
+func progressDetail(p rollout.Progress) string {
+	d := fmt.Sprintf("%d passed", p.Passed)
 	if p.Failed > 0 {
-		line += fmt.Sprintf(" · %d failed", p.Failed)
+		d += fmt.Sprintf(" · %d failed", p.Failed)
 	}
 	if p.Interrupted > 0 {
-		line += fmt.Sprintf(" · %d interrupted", p.Interrupted)
+		d += fmt.Sprintf(" · %d interrupted", p.Interrupted)
 	}
-	fmt.Fprint(b.w, line+"\033[K")
-	b.drawn = true
-}
-
-func (b *rolloutBar) clear() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\033[K")
-		b.drawn = false
-	}
+	return d
 }

@@ -18,7 +18,7 @@ import (
 )
 
 const rolloutCaps = `
-capability("files.copy", "copy files")
+capability("files.organize", "copy, move and rename files")
 capability("files.edit", "write and delete files")
 capability("luck", "depends on the seed")
 `
@@ -38,7 +38,7 @@ def _solve(agent):
     agent.call("fs_write", path = "/out.txt", content = c)
     agent.reply("The coin shows " + c)
 
-task(name = "coin", capabilities = ["luck", "files.copy"], prompt = "Copy /coin.txt to /out.txt.",
+task(name = "coin", capabilities = ["luck", "files.organize"], prompt = "Copy /coin.txt to /out.txt.",
      tools = ["fs"], setup = _setup, verify = _verify, solution = _solve)
 `
 
@@ -115,12 +115,12 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	corpus := rolloutCorpus(t)
 	outA, outB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	code, out, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "1", "--out", outA)
-	require.Equal(t, 0, code, "%s%s", out, errs)
+	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", out, errs)
 	assert.Contains(t, out, "pass@3")
 	assert.Contains(t, out, "by capability:")
 	assert.Contains(t, out, "9 episodes run, 0 resumed, 0 failed")
 	code, out, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "4", "--out", outB, "--json")
-	require.Equal(t, 0, code, "%s%s", out, errs)
+	require.Equal(t, 1, code, "the coin: "+"%s%s", out, errs)
 
 	a, b := dirContents(t, outA), dirContents(t, outB)
 	require.Len(t, a, 10, "9 traces and the manifest: %v", keys(a))
@@ -169,13 +169,13 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	assert.EqualValues(t, 2, single["tasks"])
 	caps := sum["by_capability"].([]any)
 	require.Len(t, caps, 3)
-	assert.Equal(t, "files.copy", caps[0].(map[string]any)["capability"])
-	assert.EqualValues(t, 2, caps[0].(map[string]any)["tasks"])
+	assert.Equal(t, "files.organize", caps[1].(map[string]any)["capability"], "by name: files.edit, files.organize, luck")
+	assert.EqualValues(t, 2, caps[1].(map[string]any)["tasks"])
 	assert.EqualValues(t, 9, sum["episodes"].(map[string]any)["run"])
 
 	// resume: nothing runs again, and the summary is the same
 	code, out2, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "4", "--out", outB, "--json")
-	require.Equal(t, 0, code, errs)
+	require.Equal(t, 1, code, "the coin: "+errs)
 	sum2 := rolloutJSON(t, out2)
 	assert.EqualValues(t, 0, sum2["episodes"].(map[string]any)["run"])
 	assert.EqualValues(t, 9, sum2["episodes"].(map[string]any)["resumed"])
@@ -186,7 +186,7 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(outB, "coin", "1.jsonl")))
 	require.NoError(t, os.WriteFile(filepath.Join(outB, "two-steps", "0.jsonl.partial"), []byte("{\"event\":"), 0o644))
 	code, out3, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--json")
-	require.Equal(t, 0, code, errs)
+	require.Equal(t, 1, code, "the coin: "+errs)
 	ep := rolloutJSON(t, out3)["episodes"].(map[string]any)
 	assert.EqualValues(t, 1, ep["run"])
 	assert.EqualValues(t, 8, ep["resumed"])
@@ -196,7 +196,7 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 
 	// more samples later: only the new ones run
 	code, out4, errs := modelCLI(t, "rollout", corpus, "--samples", "4", "--out", outB, "--json")
-	require.Equal(t, 0, code, errs)
+	require.Equal(t, 1, code, "the coin: "+errs)
 	ep = rolloutJSON(t, out4)["episodes"].(map[string]any)
 	assert.EqualValues(t, 3, ep["run"])
 	assert.EqualValues(t, 9, ep["resumed"])
@@ -231,10 +231,10 @@ func startStates(t *testing.T, out, task string, k int) (seeds []any, states []s
 // the same state, with the same seed; with --vary-setup sample i runs with seed+i and the
 // samples start from different states. Each setting resumes only into its own folder.
 func TestRolloutSetupSeed(t *testing.T) {
-	corpus := writeFiles(t, map[string]string{"coin.star": coinTask})
+	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "coin.star": coinTask})
 	same, vary := filepath.Join(t.TempDir(), "same"), filepath.Join(t.TempDir(), "vary")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", same)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 	assert.Contains(t, stdout, "every sample of a task ran with seed 5, from the same start state")
 	seeds, states := startStates(t, same, "coin", 4)
 	assert.Equal(t, []any{5.0, 5.0, 5.0, 5.0}, seeds)
@@ -243,7 +243,7 @@ func TestRolloutSetupSeed(t *testing.T) {
 	}
 
 	code, stdout, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "some coins: "+"%s%s", stdout, errs)
 	assert.Equal(t, true, rolloutJSON(t, stdout)["vary_setup"])
 	seeds, states = startStates(t, vary, "coin", 4)
 	assert.Equal(t, []any{5.0, 6.0, 7.0, 8.0}, seeds)
@@ -255,7 +255,7 @@ func TestRolloutSetupSeed(t *testing.T) {
 
 	// resuming with the same setting reads everything back; with the other one it is refused
 	code, stdout, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "some coins: %s%s", stdout, errs)
 	assert.EqualValues(t, 4, rolloutJSON(t, stdout)["episodes"].(map[string]any)["resumed"])
 	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", vary)
 	assert.Equal(t, 2, code)
@@ -276,7 +276,7 @@ func TestRolloutResolvesTasks(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", filepath.Join(corpus, "tasks", "two.star"),
 		filepath.Join(corpus, "tasks", "copy.star")+":copy-note", filepath.Join(corpus, "tasks"), "--out", out, "--json")
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "the coin's sample does not pass: %s%s", stdout, errs)
 	var names []string
 	for _, x := range rolloutJSON(t, stdout)["tasks"].([]any) {
 		names = append(names, x.(map[string]any)["task"].(string))
@@ -334,7 +334,7 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 		}
 		return copyNotePolicy(msgs)
 	})
-	corpus := writeFiles(t, map[string]string{"copy.star": copyNoteTask, "coin.star": coinTask})
+	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "copy.star": copyNoteTask, "coin.star": coinTask})
 	out := filepath.Join(t.TempDir(), "o")
 	args := []string{"rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--temperature", "0.7",
 		"--samples", "2", "--jobs", "3", "--out", out, "--json"}
@@ -359,7 +359,7 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 	before := len(f.requests())
 	broken.Store(false)
 	code, stdout, errs = modelCLI(t, args...)
-	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	require.Equal(t, 1, code, "every sample has a trace, and the coin's do not pass: %s%s", stdout, errs)
 	ep := rolloutJSON(t, stdout)["episodes"].(map[string]any)
 	assert.EqualValues(t, 2, ep["run"])
 	assert.EqualValues(t, 2, ep["resumed"])

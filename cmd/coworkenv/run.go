@@ -7,27 +7,32 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/report"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"go.starlark.net/syntax"
 )
 
-const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE] [--in-process|--isolate]\n\n" +
+const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE] [--report FILE.html] [--in-process|--isolate]\n\n" +
 	"TASK is a file, file.star:name, or a task name of the built-in corpus. The trace is written to FILE.partial\n" +
 	"and renamed to FILE when the episode ends; an interrupted episode (Ctrl-C) leaves FILE.partial, its end\n" +
 	"recording the code interrupted. FILE is checked before the episode runs: a folder, the task file or a\n" +
 	"folder that cannot be written is refused. An episode stopped by the model's endpoint (unreachable, or an\n" +
 	"HTTP error after the retries) ends with the code model-error; one whose worker ran out of memory or time,\n" +
-	"or died, with memory-limit, timeout or crash (its trace has the events so far and that end).\n" + agentFlagsHelp +
+	"or died, with memory-limit, timeout or crash (its trace has the events so far and that end).\n" +
+	"--report FILE.html writes the episode's page when it ends, passed or not (an interrupted one's too), as\n" +
+	"`coworkenv report` writes it from the trace: the conversation, the state changes, the checks. It is checked\n" +
+	"before the episode runs as FILE is; the page's state changes come from a replay of the task file in this\n" +
+	"process.\n" + agentFlagsHelp +
 	"\n\n" + isolationHelp +
-	"\n\nExit status: 0 passed, 1 not passed (model-error, interrupted and a stopped worker included), 2 bad usage\n" +
-	"(--trace included) or a task that does not load."
+	"\n\nAn episode stopped by model-error, Ctrl-C or a stopped worker counts as not passed."
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", runUsage, stderr)
@@ -36,6 +41,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
 	asJSON := fs.Bool("json", false, "print the end result as one JSON object instead of the transcript")
 	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
+	reportPath := reportFlag(fs, "the episode")
 	pos, code, ok := parse(fs, runUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -46,6 +52,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *tracePath != "" {
 		if err := checkOutput("--trace", *tracePath, outputFile, taskFiles(pos)...); err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
+			return 2
+		}
+	}
+	if *reportPath != "" {
+		err := checkOutput("--report", *reportPath, outputFile, taskFiles(pos)...)
+		if err == nil && *tracePath != "" && sameOutput(*reportPath, *tracePath) {
+			err = fmt.Errorf("--report: %s is also the --trace file; write the report elsewhere", *reportPath)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 			return 2
 		}
@@ -66,6 +82,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	tg, err := locateTask(ctx, pos[0])
+	if err == nil {
+		err = iso.checkUsed(iso.isolated(tg.builtin))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
 		return 2
@@ -79,6 +98,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	sinks := []io.Writer{isolate.Lines(out.line)}
 	if *tracePath != "" {
 		tf = &rollout.TraceFile{Path: *tracePath}
+	} else if *reportPath != "" {
+		// the report is made from a trace: one in a temporary folder, removed afterwards
+		dir, err := os.MkdirTemp("", "coworkenv-run-")
+		if err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: --report: %v\n", err)
+			return exitUsage
+		}
+		defer os.RemoveAll(dir)
+		tf = &rollout.TraceFile{Path: filepath.Join(dir, "episode.jsonl")}
+	}
+	if tf != nil {
 		sinks = append(sinks, tf)
 	}
 	print := dsl.BoundPrint(func(pos syntax.Position, msg string) { fmt.Fprintf(out.printTo, "  print %s: %s\n", pos, msg) })
@@ -90,21 +120,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-		return 2
+		if notLoaded(err) {
+			return exitNegated // the task file was tried: it does not load
+		}
+		return exitUsage
 	}
 	if d := res.Setup; d != nil {
-		fmt.Fprintf(stderr, "coworkenv run: %s\n", d)
-		if d.Code == episode.Interrupted {
-			return 1
-		}
-		return 2
+		// the task's setup failed (or was interrupted): the episode could not be judged
+		fmt.Fprintf(stderr, "coworkenv run: %s\n", tg.locate(*d))
+		return exitNegated
 	}
 	interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
+	traceOK := true
 	if tf != nil {
 		if err := tf.Finish(interrupted); err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: --trace: %v\n", err)
+			traceOK = false
+			arg := "--trace"
+			if *tracePath == "" {
+				arg = "--report" // the temporary trace of the report
+			}
+			fmt.Fprintf(stderr, "coworkenv run: %s: %v\n", arg, err)
 			if !interrupted {
-				return 2
+				return exitNegated // the episode ran; its trace is left undone
 			}
 		}
 	}
@@ -114,15 +151,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		out.printEnd(res)
 	}
 	if res.Err != nil {
-		fmt.Fprintf(stderr, "%s\n", res.Err)
+		fmt.Fprintf(stderr, "%s\n", tg.locate(*res.Err))
 	}
-	if interrupted && tf != nil {
+	if interrupted && *tracePath != "" {
 		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", *tracePath)
 	}
+	status := exitNegated
 	if res.End.Passed {
-		return 0
+		status = exitOK
 	}
-	return 1
+	if *reportPath != "" && traceOK {
+		stop() // a second Ctrl-C while the report is written ends the command
+		from := tf.Path
+		if interrupted {
+			from += ".partial"
+		}
+		if err := report.WriteEpisodes(context.Background(), *reportPath, []string{from}, reportOptionsWith(".", tg.traced)); err != nil {
+			fmt.Fprintf(stderr, "coworkenv run: --report: %v\n", err)
+			return exitNegated
+		}
+		if !*asJSON {
+			fmt.Fprintf(stdout, "report in %s\n", *reportPath)
+		}
+	}
+	return status
 }
 
 // runHere runs the episode in this process; an error is a task or agent that cannot be made.
@@ -186,7 +238,7 @@ type runOutput struct {
 func (o *runOutput) begin(task, file string, turns int, agent string, seed int64) {
 	o.turns = turns
 	if o.transcript {
-		fmt.Fprintf(o.stdout, "task %s (%s) · agent %s · seed %d\n", task, file, agent, seed)
+		fmt.Fprintf(o.stdout, "task %s (%s) · %d turn%s · agent %s · seed %d\n", task, file, turns, pluralS(turns), agent, seed)
 	}
 }
 
@@ -227,7 +279,8 @@ func (o *runOutput) line(raw []byte) {
 	switch ev.Event {
 	case "user":
 		o.replied, o.doneWith = false, nil
-		fmt.Fprintf(w, "\n── turn %d of %d ──\nuser: %s\n", ev.Turn+1, o.turns, ev.Content)
+		// turns and rounds are numbered from 0, as in the trace and ep.turn
+		fmt.Fprintf(w, "\n── turn %d ──\nuser: %s\n", ev.Turn, ev.Content)
 	case "sim_user":
 		if !o.replied {
 			fmt.Fprintf(w, "assistant: %s\n", ev.Said) // the agent's message went to the user
@@ -237,7 +290,7 @@ func (o *runOutput) line(raw []byte) {
 		}
 		switch {
 		case !ev.Done:
-			fmt.Fprintf(w, "user (round %d): %s\n", ev.Round+1, ev.Content)
+			fmt.Fprintf(w, "user (round %d): %s\n", ev.Round, ev.Content)
 		case ev.Source == "rounds":
 			fmt.Fprintf(w, "  (user has no more answers in this turn)\n")
 		default:
@@ -353,4 +406,20 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// traced is the task file of the target, for the report of its episode (reportOptionsWith):
+// every trace `run` writes is of its task.
+func (t *target) traced(string) (*dsl.Corpus, string, bool) { return t.corpus, t.rel, true }
+
+// sameOutput reports whether two outputs name the same file, however spelt; neither need exist.
+func sameOutput(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	infoA, errA := os.Stat(a)
+	infoB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
 }

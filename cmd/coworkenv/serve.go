@@ -23,9 +23,8 @@ const serveUsage = "serve [--addr 127.0.0.1:8080] [--traces DIR] [--max-sessions
 	"only corpora you trust. With --traces each session writes DIR/<id>.jsonl (DIR/<id>.jsonl.partial\n" +
 	"while it runs, and for an episode closed before it finished). The token may come from\n" +
 	"COWORKENV_SERVE_TOKEN instead of --token; an address that is not the loopback needs one. Ctrl-C\n" +
-	"closes every session (their traces end) and stops.\n\n" +
-	"Exit status: 0 stopped by Ctrl-C, 1 the server failed (the address is taken...), 2 bad usage or a corpus\n" +
-	"that cannot be read."
+	"closes every session (their traces end) and stops. A server that fails (the address is taken...)\n" +
+	"exits 1; stopping it with Ctrl-C is what was asked (0)."
 
 // serveTokenEnv is the environment variable that may hold the token (a flag shows in ps).
 const serveTokenEnv = "COWORKENV_SERVE_TOKEN"

@@ -140,7 +140,7 @@ func TestRunWithUserAndJudgeModels(t *testing.T) {
 	code, out, errs := modelCLI(t, append([]string{"run", task, "--trace", tr}, f.flags()...)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	for _, want := range []string{
-		"assistant: Which report do you mean?\nuser (round 1): The April one, please.\n",
+		"assistant: Which report do you mean?\nuser (round 0): The April one, please.\n",
 		"  → fs_read {\"path\":\"/reports/april.md\"}",
 		"assistant: Summary: April had 7 orders.\n  (user is satisfied)\n\n── final verifier ──\n  judge: passed (0.9) Gives the count.\n",
 		"✓ check  judge: Gives the number of orders of the month the user asked about.: Gives the count.",
@@ -194,7 +194,7 @@ func TestRunOracleWithUserModel(t *testing.T) {
 	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "summarise.star"), "--user-model", "user-model", "--user-base-url", f.user.url(), "--trace", tr)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	assert.Contains(t, out, "agent oracle")
-	assert.Contains(t, out, "user (round 1): The April one, please.")
+	assert.Contains(t, out, "user (round 0): The April one, please.")
 	assert.Contains(t, out, "judge: passed (1.0) names a count")
 	data, err := os.ReadFile(tr)
 	require.NoError(t, err)
@@ -207,7 +207,7 @@ func TestRunOracleWithUserModel(t *testing.T) {
 	// without models, the stand-ins answer
 	code, out, errs = modelCLI(t, "run", filepath.Join(dir, "summarise.star"))
 	require.Equal(t, 0, code, "%s%s", out, errs)
-	assert.Contains(t, out, "user (round 1): The March one.")
+	assert.Contains(t, out, "user (round 0): The March one.")
 	assert.Len(t, f.user.requests(), 2)
 
 	f.close()

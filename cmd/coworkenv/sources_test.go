@@ -204,17 +204,17 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
 	for _, where := range [][]string{nil, {"--in-process"}} {
 		code, out, errs := modelCLI(t, append([]string{"export", "sft", runs, "--out", sft, "--corpus", corpus}, where...)...)
-		require.Equal(t, 0, code, "%v: %s%s", where, out, errs)
+		require.Equal(t, 1, code, "a trace left out as diverged: %v: %s%s", where, out, errs)
 		assert.Contains(t, out, "wrote 1 episode to "+sft+" from 2 traces; skipped 1: 1 diverged on replay", where)
 		assert.Contains(t, errs, "leaving out "+tampered+": diverged on replay: event ", where)
-		assert.Contains(t, errs, "(reply, turn 1) differs: content: recorded \"Done. The note says: call the bank.\", replayed \"Done. Also wire", where)
+		assert.Contains(t, errs, "(reply, turn 0) differs: content: recorded \"Done. The note says: call the bank.\", replayed \"Done. Also wire", where)
 		b, err := os.ReadFile(sft)
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), "NL00FAKE", where)
 		assert.Contains(t, string(b), "call the bank", where)
 	}
 	code, out, errs := modelCLI(t, "export", "rl", runs, "--out", sft, "--corpus", corpus)
-	require.Equal(t, 0, code, "%s%s", out, errs)
+	require.Equal(t, 1, code, "a trace left out: "+"%s%s", out, errs)
 	assert.Contains(t, out, "wrote 1 episode to "+sft+" from 2 traces; skipped 1: 1 diverged on replay")
 
 	code, out, errs = modelCLI(t, "export", "sft", runs, "--out", sft, "--no-verify")
@@ -228,7 +228,7 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 	// a helper edited since the traces were recorded: neither is the task as it is
 	editNote(t, corpus, "checked")
 	code, out, errs = modelCLI(t, "export", "sft", runs, "--out", sft, "--corpus", corpus)
-	require.Equal(t, 0, code, "%s%s", out, errs)
+	require.Equal(t, 1, code, "traces left out: %s%s", out, errs)
 	assert.Contains(t, out, "wrote 0 episodes to "+sft+" from 2 traces; skipped 2: 2 task files changed since recorded")
 	assert.Contains(t, errs, "leaving out "+good+": task files changed since recorded: helper file lib/notes.star changed since the trace was recorded")
 
@@ -273,6 +273,6 @@ func TestExportRLGroupsByEverySource(t *testing.T) {
 
 	// verified, only the episode of the helper as it is now is kept
 	code, out, errs = cli(t, "export", "rl", runs, "--out", rl, "--corpus", corpus)
-	require.Equal(t, 0, code, "%s%s", out, errs)
+	require.Equal(t, 1, code, "traces left out as changed: %s%s", out, errs)
 	assert.Contains(t, out, "wrote 1 episode to "+rl+" from 3 traces; skipped 2: 2 task files changed since recorded")
 }

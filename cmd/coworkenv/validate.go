@@ -4,21 +4,26 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/progress"
 	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/report"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
-const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--in-process|--isolate] [--memory-limit MIB] [--time-limit DUR]\n" +
-	"         [--user-model NAME] [--user-base-url URL] [--judge-model NAME] [--judge-base-url URL]\n\n" +
-	"Validates task files or corpus folders (default: the corpus built into the binary).\n" + isolationHelp + "\n\n" +
-	validateModelsHelp + "\n\nExit status: 0 no task invalid, 1 some task invalid (or, with --strict, a warning), 2 the command could not run."
+const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--report FILE.html] [--in-process|--isolate] [--memory-limit MIB] [--time-limit DUR]\n" +
+	"         [--queue URL|embedded] [--user-model NAME] [--user-base-url URL] [--judge-model NAME] [--judge-base-url URL]\n\n" +
+	"Validates task files or corpus folders (default: the corpus built into the binary).\n" +
+	"--report FILE.html also writes the report as the page `coworkenv report` writes of validate --json\n" +
+	"output: the counts by status and by diagnostic code as charts, and every task, worst first, with its\n" +
+	"diagnostics and source lines. It is written whatever the verdict, and checked before anything runs.\n" +
+	isolationHelp + "\n\n" +
+	validateModelsHelp + "\n\n" + validateQueueHelp
 
 // validateModelsHelp is the part of the usage text of validate about the models inside a task.
 const validateModelsHelp = `The checks run offline, with the stand-ins of the tasks' simulated users and judges. With
@@ -39,6 +44,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("verbose", false, "also list the tasks that are ok")
 	iso := addIsolationFlags(fs, "file")
 	tmf := addTaskModelFlags(fs, false)
+	qr := addQueueRun(fs, "every task file")
+	reportPath := reportFlag(fs, "the report")
 	pos, code, ok := parse(fs, validateUsage, args, stdout, stderr)
 	if !ok {
 		return code
@@ -46,6 +53,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if *jobs < 1 {
 		fmt.Fprintf(stderr, "coworkenv validate: --jobs: %d is not a positive number\n", *jobs)
 		return 2
+	}
+	if *reportPath != "" {
+		if err := checkOutput("--report", *reportPath, outputFile, pos...); err != nil {
+			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+			return 2
+		}
 	}
 	if err := iso.check(); err != nil {
 		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
@@ -56,30 +69,19 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
 		return 2
 	}
-	var srcs []*source
-	if len(pos) == 0 {
-		s, err := embedded()
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
-			return 2
-		}
-		srcs = append(srcs, s)
+	if err := iso.checkUsed(iso.isolated(len(pos) == 0)); err != nil {
+		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+		return 2
 	}
-	for _, p := range pos {
-		s, err := openPath(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
-			return 2
-		}
-		srcs = append(srcs, s)
+	srcs, err := openSources(pos)
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+		return 2
 	}
 	opts := validate.Options{Jobs: *jobs}
 	if opts.Models, err = tm.Models(); err != nil {
 		fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
 		return 2
-	}
-	if isTerminal(stderr) {
-		opts.Progress = progressBar(stderr)
 	}
 	var pool *isolate.Pool
 	defer func() {
@@ -88,9 +90,26 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	rep := &validate.Report{}
+	if qr.on() {
+		if rep, err = validateQueued(qr, iso, *jobs, srcs, tm, stderr); err != nil {
+			fmt.Fprintf(stderr, "coworkenv validate: %v\n", err)
+			return 2
+		}
+		srcs = nil // checked on the queue
+	}
+	var bar *progress.Bar // of the source being checked, made at its first report
+	defer func() { bar.Close() }()
 	for _, s := range srcs {
 		var r *validate.Report
 		var err error
+		bar.Close()
+		bar = nil
+		opts.Progress = func(done, total int) { // calls never overlap
+			if bar == nil {
+				bar = progress.New(stderr, "validate", total)
+			}
+			bar.Set(done, "")
+		}
 		if iso.isolated(len(pos) == 0) {
 			if pool == nil {
 				if pool, err = iso.pool(*jobs); err != nil {
@@ -108,18 +127,47 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		rep.Merge(r)
 	}
-	if opts.Progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	bar.Close()
 	if *asJSON {
 		fmt.Fprintln(stdout, jsonv.MustEncode(rep.JSON()))
 	} else {
 		rep.WriteText(stdout, *verbose)
 	}
+	status := exitOK
 	if rep.Failed(*strict) {
-		return 1
+		status = exitNegated
 	}
-	return 0
+	if *reportPath != "" {
+		if err := report.WriteValidation(*reportPath, rep); err != nil {
+			fmt.Fprintf(stderr, "coworkenv validate: --report: %v\n", err)
+			return exitNegated // the files were checked; the report is left undone
+		}
+		if !*asJSON {
+			fmt.Fprintf(stdout, "report in %s\n", *reportPath)
+		}
+	}
+	return status
+}
+
+// openSources opens the files and folders of paths, in order: the built-in corpus when there
+// are none.
+func openSources(paths []string) ([]*source, error) {
+	if len(paths) == 0 {
+		s, err := embedded()
+		if err != nil {
+			return nil, err
+		}
+		return []*source{s}, nil
+	}
+	var srcs []*source
+	for _, p := range paths {
+		s, err := openPath(p)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	return srcs, nil
 }
 
 // validateModels are the models of --user-model and --judge-model (nil for neither), whose
@@ -136,33 +184,4 @@ func validateModels(tmf *taskModelFlags, stderr io.Writer) (*isolate.TaskModels,
 		fmt.Fprintf(stderr, "coworkenv validate: model request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))
 	}}
 	return &isolate.TaskModels{User: user, Judge: judge, Base: base}, nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressBar draws "validating [#####     ] 12/40" on one line, for runs of more than a few tasks.
-func progressBar(w io.Writer) func(done, total int) {
-	return func(done, total int) {
-		if total < 20 {
-			return
-		}
-		const width = 30
-		n := done * width / total
-		bar := make([]byte, width)
-		for i := range bar {
-			if i < n {
-				bar[i] = '#'
-			} else {
-				bar[i] = ' '
-			}
-		}
-		fmt.Fprintf(w, "\rvalidating [%s] %d/%d", bar, done, total)
-	}
 }

@@ -4,7 +4,7 @@
 // assert module of go.starlark.net/starlarktest (assert.eq, assert.ne, assert.true, assert.lt,
 // assert.contains, assert.fails(fn, regexp), assert.fail) and the given predeclared names. `assert`
 // and `freeze` are predeclared too, and load("assert.star", "assert") also works. Files use the
-// task dialect of SPEC §10: set, while, top-level if/for and global reassignment, no recursion.
+// task dialect: set, while, top-level if/for and global reassignment, no recursion.
 //
 // A failed assertion marks the subtest failed and execution goes on; an uncaught error (including
 // syntax errors) ends the file. Both are reported with their Starlark backtrace, i.e. file:line.

@@ -36,7 +36,7 @@ func (Oracle) Name() string { return "oracle" }
 func (Oracle) Turn(ctx context.Context, tc *TurnContext) (string, error) {
 	sol := tc.Turn.Solution
 	if sol == nil {
-		d := dsl.NewDiag("no-solution", fmt.Sprintf("turn %d has no solution", tc.Index+1)).At(tc.Turn.Pos)
+		d := dsl.NewDiag("no-solution", fmt.Sprintf("turn %d has no solution", tc.Index)).At(tc.Turn.Pos)
 		return "", &DiagError{d}
 	}
 	h := &agentHandle{tc: tc}
@@ -52,7 +52,7 @@ func (Oracle) Turn(ctx context.Context, tc *TurnContext) (string, error) {
 		if d.Code == "script-error" {
 			d.Code = "solution-error"
 		}
-		d.Message = fmt.Sprintf("turn %d solution: %s", tc.Index+1, d.Message)
+		d.Message = fmt.Sprintf("turn %d solution: %s", tc.Index, d.Message)
 		return "", &DiagError{d}
 	}
 	return h.reply, nil
@@ -148,7 +148,7 @@ func (h *agentHandle) ask(thread *starlark.Thread, a *dsl.Args) (starlark.Value,
 	case h.replied:
 		return nil, fmt.Errorf("agent.ask: called after agent.reply ended the turn")
 	case !h.tc.Simulated():
-		return nil, fmt.Errorf("agent.ask: turn %d has no simulated user to ask (declare its user with simulated_user(...))", h.tc.Index+1)
+		return nil, fmt.Errorf("agent.ask: turn %d has no simulated user to ask (declare its user with simulated_user(...))", h.tc.Index)
 	}
 	resume := dsl.Waiting(thread) // the solution's wall-clock limit does not count a user model's time
 	answer, _, err := h.tc.Ask(msg)

@@ -166,7 +166,7 @@ func (e *run) exec() {
 		e.cur.SetActor("", i)
 		if turn.Advance > 0 {
 			if err := e.cur.Clock().Advance(turn.AdvanceText); err != nil {
-				e.res.Err = fmtDiag("script-error", "turn %d: advance: %v", i+1, err)
+				e.res.Err = fmtDiag("script-error", "turn %d: advance: %v", i, err)
 				return
 			}
 		}
@@ -174,7 +174,7 @@ func (e *run) exec() {
 			ws := wsmod.New(e.cur, wsmod.Options{Initial: e.p.Base})
 			if _, err := dsl.Call(e.ctx, e.p.Limits, "before", turn.Before, starlark.Tuple{ws}, nil, e.p.prepare(nil)); err != nil {
 				d := dsl.ErrorDiag("script-error", err)
-				d.Message = fmt.Sprintf("turn %d: before: %s", i+1, d.Message)
+				d.Message = fmt.Sprintf("turn %d: before: %s", i, d.Message)
 				e.res.Err = &d
 				return
 			}
@@ -203,9 +203,9 @@ func (e *run) exec() {
 			case errors.As(err, &de):
 				e.res.Err = &de.Diag
 			case errors.As(err, &ce):
-				e.res.Err = fmtDiag(ce.DiagCode(), "turn %d: %s agent: %v", i+1, e.agent.Name(), err)
+				e.res.Err = fmtDiag(ce.DiagCode(), "turn %d: %s agent: %v", i, e.agent.Name(), err)
 			default:
-				e.res.Err = fmtDiag("solution-error", "turn %d: %s agent: %v", i+1, e.agent.Name(), err)
+				e.res.Err = fmtDiag("solution-error", "turn %d: %s agent: %v", i, e.agent.Name(), err)
 			}
 			return
 		}
@@ -260,12 +260,12 @@ func (e *run) userMessage(turn *dsl.Turn) (string, *dsl.Diagnostic) {
 	v, err := dsl.Call(e.ctx, e.p.Limits, "user", turn.UserFn, starlark.Tuple{ws, e.epValue()}, nil, e.p.prepare(nil))
 	if err != nil {
 		d := dsl.ErrorDiag("script-error", err)
-		d.Message = fmt.Sprintf("turn %d: user: %s", e.turn+1, d.Message)
+		d.Message = fmt.Sprintf("turn %d: user: %s", e.turn, d.Message)
 		return "", &d
 	}
 	s, ok := v.(starlark.String)
 	if !ok {
-		return "", fmtDiag("script-error", "turn %d: user: returned %s, want string", e.turn+1, v.Type())
+		return "", fmtDiag("script-error", "turn %d: user: returned %s, want string", e.turn, v.Type())
 	}
 	return string(s), nil
 }
@@ -291,7 +291,7 @@ func (e *run) verify(fn starlark.Callable, turn *int) ([]dsl.CheckItem, *dsl.Dia
 			d = dsl.ErrorDiag("verify-error", err)
 		}
 		if turn != nil {
-			d.Message = fmt.Sprintf("turn %d verifier: %s", *turn+1, d.Message)
+			d.Message = fmt.Sprintf("turn %d verifier: %s", *turn, d.Message)
 		} else {
 			d.Message = "verifier: " + d.Message
 		}

@@ -41,11 +41,11 @@ func (tc *TurnContext) Simulated() bool { return tc.Turn.Sim != nil }
 func (tc *TurnContext) Ask(said string) (answer string, done bool, err error) {
 	switch {
 	case tc.Turn.Sim == nil:
-		return "", true, fmt.Errorf("turn %d has no simulated user: declare its user with simulated_user(...)", tc.Index+1)
+		return "", true, fmt.Errorf("turn %d has no simulated user: declare its user with simulated_user(...)", tc.Index)
 	case tc.failed != nil:
 		return "", true, tc.failed
 	case tc.over:
-		return "", true, fmt.Errorf("turn %d is over", tc.Index+1)
+		return "", true, fmt.Errorf("turn %d is over", tc.Index)
 	}
 	if err := tc.e.ctx.Err(); err != nil {
 		return "", true, err
@@ -71,7 +71,7 @@ func (e *run) exchange(tc *TurnContext, said string) (*UserAsk, *dsl.Diagnostic)
 		if m := e.models; m != nil && m.User != nil {
 			asked := *x
 			if err := m.User(e.ctx, x); err != nil {
-				return nil, fmtDiag(modelCode(err, "script-error"), "turn %d: simulated user: %v", tc.Index+1, err)
+				return nil, fmtDiag(modelCode(err, "script-error"), "turn %d: simulated user: %v", tc.Index, err)
 			}
 			// what was asked stays as it was asked
 			x.Turn, x.Round, x.Said, x.Calls, x.Request, x.RequestSHA256 = asked.Turn, asked.Round, asked.Said, asked.Calls, asked.Request, asked.RequestSHA256
@@ -113,7 +113,7 @@ func (e *run) standIn(tc *TurnContext, said string, round int) (string, *dsl.Dia
 		if d.File == "" {
 			d = d.At(sim.StandInPos())
 		}
-		d.Message = fmt.Sprintf("turn %d: simulated user: stand_in: %s", tc.Index+1, d.Message)
+		d.Message = fmt.Sprintf("turn %d: simulated user: stand_in: %s", tc.Index, d.Message)
 		return "", &d
 	}
 	switch x := v.(type) {
@@ -122,7 +122,7 @@ func (e *run) standIn(tc *TurnContext, said string, round int) (string, *dsl.Dia
 	case starlark.String:
 		return string(x), nil
 	}
-	d := dsl.NewDiag("script-error", fmt.Sprintf("turn %d: simulated user: stand_in returned %s, want string or None", tc.Index+1, v.Type())).At(sim.StandInPos())
+	d := dsl.NewDiag("script-error", fmt.Sprintf("turn %d: simulated user: stand_in returned %s, want string or None", tc.Index, v.Type())).At(sim.StandInPos())
 	return "", &d
 }
 

@@ -246,14 +246,14 @@ func TestAskWithoutSimulatedUser(t *testing.T) {
 	r, _ := runWith(t, simTasks, "not-simulated", episode.Oracle{}, nil)
 	require.NotNil(t, r.Err)
 	assert.Equal(t, "solution-error", r.Err.Code)
-	assert.Contains(t, r.Err.Message, "agent.ask: turn 1 has no simulated user to ask")
+	assert.Contains(t, r.Err.Message, "agent.ask: turn 0 has no simulated user to ask")
 	assert.Equal(t, lineOf(simTasks, `agent.ask("Anything?")`), r.Err.Line, r.Err.String())
 
 	ag := &asker{said: []string{"hello?"}}
 	r, rec := runWith(t, simTasks, "not-simulated", ag, nil)
 	require.NotNil(t, r.Err)
 	assert.False(t, ag.simulated)
-	assert.ErrorContains(t, ag.err, "turn 1 has no simulated user")
+	assert.ErrorContains(t, ag.err, "turn 0 has no simulated user")
 	assert.Empty(t, rec.asks)
 }
 
@@ -279,7 +279,7 @@ func TestStandInErrors(t *testing.T) {
 		r, _ := runWith(t, simTasks, "stand-in-crash", agent, nil)
 		require.NotNil(t, r.Err, agent.Name())
 		assert.Equal(t, "script-error", r.Err.Code)
-		assert.Contains(t, r.Err.Message, "turn 1: simulated user: stand_in: ")
+		assert.Contains(t, r.Err.Message, "turn 0: simulated user: stand_in: ")
 		assert.Contains(t, r.Err.Message, "index 0 out of range")
 		assert.Equal(t, lineOf(simTasks, "return [][round]"), r.Err.Line, "the line in the stand-in")
 		assert.False(t, r.Passed)
@@ -287,7 +287,7 @@ func TestStandInErrors(t *testing.T) {
 		r, _ = runWith(t, simTasks, "stand-in-type", agent, nil)
 		require.NotNil(t, r.Err, agent.Name())
 		assert.Equal(t, "script-error", r.Err.Code)
-		assert.Equal(t, "turn 1: simulated user: stand_in returned int, want string or None", r.Err.Message)
+		assert.Equal(t, "turn 0: simulated user: stand_in returned int, want string or None", r.Err.Message)
 		assert.Equal(t, lineOf(simTasks, "def _bad_type"), r.Err.Line, "the stand-in's def")
 	}
 }
@@ -531,7 +531,7 @@ func TestModelsFail(t *testing.T) {
 		r, _ := runWith(t, simTasks, "clarify", episode.Oracle{}, models)
 		require.NotNil(t, r.Err)
 		assert.Equal(t, or(c.code, "script-error"), r.Err.Code)
-		assert.Equal(t, "turn 1: simulated user: "+c.err.Error(), r.Err.Message)
+		assert.Equal(t, "turn 0: simulated user: "+c.err.Error(), r.Err.Message)
 
 		r, rec := runWith(t, judgeTasks, "judged", episode.Oracle{}, models)
 		require.NotNil(t, r.Err)

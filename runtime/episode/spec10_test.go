@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSpecDetails holds the engine to the fine points of SPEC §10 through one task: mail sort
+// TestSpecDetails holds the engine to the fine points of its documented behaviour through one task: mail sort
 // order and filters, reply_all, threads, forwards, calendar ranges, db ids, copies and nulls,
 // file moves, labels, folders, rand, and the results of writing tools.
 func TestSpecDetails(t *testing.T) {
@@ -62,7 +62,7 @@ def _verify(ws, ep):
     eq(ws.mail.get("m1").labels, ["b"], "mail_mark replaces labels")
     eq(ws.mail.folders(), ["archive", "inbox", "sent"], "mail_move creates the folder")
     eq(ws.db.get("t", "t-3").get("v", "absent"), None, "update(field=None) stores null")
-    check(True, "all §10 points hold")
+    check(True, "all the documented points hold")
 
 def _solve(agent):
     r = agent.call("mail_reply", id = "m12", body = "ok", reply_all = True)

@@ -1,4 +1,4 @@
-// Package modelagent is the `openai` agent (SPEC §3): a model behind any OpenAI-compatible
+// Package modelagent is the `openai` agent: a model behind any OpenAI-compatible
 // chat-completions endpoint (hosted APIs, vLLM, Ollama, llama.cpp, SGLang), called through
 // github.com/sashabaranov/go-openai with the task's tools.
 //
@@ -186,7 +186,7 @@ func (a *Agent) begin(tc *episode.TurnContext) error {
 	}
 	if a.task == nil {
 		if tc.Index != 0 {
-			return fmt.Errorf("modelagent: the agent joined an episode at turn %d; create it before the first turn", tc.Index+1)
+			return fmt.Errorf("modelagent: the agent joined an episode at turn %d; create it before the first turn", tc.Index)
 		}
 		a.task = tc.Task()
 		a.toolset = toolsetOf(tc.Tools())

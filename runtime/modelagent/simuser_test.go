@@ -94,7 +94,7 @@ func TestModelSimulatedUserStandInFails(t *testing.T) {
 	r := prepare(t, simSrc("3")).Run(context.Background(), agent, episode.RunOptions{})
 	require.NotNil(t, r.Err)
 	assert.Equal(t, "script-error", r.Err.Code)
-	assert.Contains(t, r.Err.Message, "turn 1: simulated user: stand_in: ")
+	assert.Contains(t, r.Err.Message, "turn 0: simulated user: stand_in: ")
 	assert.Equal(t, 8, r.Err.Line, "the line in the stand-in")
 	assert.Len(t, f.requests(), 1)
 	assert.False(t, r.Turns[0].Answered)

@@ -38,19 +38,19 @@ type Start struct {
 	Agent      string        `json:"agent"`
 	Tools      []jsonv.Value `json:"tools"` // the tool schemas the agent was shown
 	State      string        `json:"state"` // hash after setup
-	// System is the system prompt a model agent was given (an extension of SPEC §6: training
-	// data export needs it). Empty for the oracle and noop agents, and then not written.
+	// System is the system prompt a model agent was given (training data export needs
+	// it). Empty for the oracle and noop agents, and then not written.
 	System string `json:"system,omitempty"`
-	// Now is the virtual clock right after setup (an extension of SPEC §6: with the user events'
-	// "now", it tells what time a model was told).
+	// Now is the virtual clock right after setup (with the user events' "now",
+	// it tells what time a model was told).
 	Now string `json:"now,omitempty"`
-	// Rand is the first 64-bit draw of the random source right after setup, as 16 hex digits (an
-	// extension of SPEC §6). The state hash leaves the random source out, so this is what shows
+	// Rand is the first 64-bit draw of the random source right after setup, as 16 hex digits.
+	// The state hash leaves the random source out, so this is what shows
 	// a changed seed on replay in a task that never draws from ws.rand and injects no faults.
 	// Absent from traces of older engines.
 	Rand string `json:"rand,omitempty"`
 	// Sources are the task file (first) and every file it loads, directly or not, with their
-	// SHA-256 (an extension of SPEC §6): replay names a loaded file that changed. StartOf cannot
+	// SHA-256: replay names a loaded file that changed. StartOf cannot
 	// read the corpus, so the caller sets them (Sources); absent from traces of older engines.
 	Sources []Source `json:"sources,omitempty"`
 	// Model is the model of a model agent's episode: its name, endpoint and the settings every

@@ -42,7 +42,7 @@ func TestResultTextIsComparedByteForByte(t *testing.T) {
 		require.NotEmpty(t, d.Diffs)
 		assert.Equal(t, want, d.Diffs[0])
 		assert.Contains(t, d.Diffs, `content.body: recorded "Please ship order o2.", replayed "Please ship order o1."`)
-		assert.Contains(t, d.String(), "event "+strconv.Itoa(i+1)+" (result, turn 1, mail_read ")
+		assert.Contains(t, d.String(), "event "+strconv.Itoa(i+1)+" (result, turn 0, mail_read ")
 	})
 	for _, tc := range []struct{ name, from, to string }{
 		{"whitespace", `\"subject\":\"Ship o1\"`, `\"subject\": \"Ship o1\"`},

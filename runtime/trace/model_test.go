@@ -170,19 +170,19 @@ func TestTamperedModelTraces(t *testing.T) {
 		i := find(t, orig, 0, `"event":"assistant"`, `c3`)
 		told := find(t, orig, 0, `"event":"not_run"`, `"c3"`)
 		d := tamper(t, f, edit(t, orig, i, `{\"order\": o1}`, `{\"order\":\"o1\"}`), told+1, "not_run", "")
-		assert.Contains(t, d.Diffs, "event: recorded not_run, replayed call (turn 1)")
+		assert.Contains(t, d.Diffs, "event: recorded not_run, replayed call (turn 0)")
 	})
 	t.Run("dropped call", func(t *testing.T) {
 		call := find(t, orig, 0, `"event":"call"`, `"ship_order"`)
 		ls := drop(orig, call, 2)
 		d := tamper(t, f, ls, call+1, "assistant", "")
-		assert.Equal(t, []string{"event: recorded assistant, replayed call (turn 1)"}, d.Diffs)
+		assert.Equal(t, []string{"event: recorded assistant, replayed call (turn 0)"}, d.Diffs)
 	})
 	t.Run("dropped message", func(t *testing.T) {
 		i := find(t, orig, 0, `"event":"assistant"`, `"Shipped."`)
 		ls := drop(orig, i, 1)
 		d := tamper(t, f, ls, i+1, "reply", "")
-		assert.Contains(t, d.Diffs[0], "the model agent would ask the model for another message in turn 1")
+		assert.Contains(t, d.Diffs[0], "the model agent would ask the model for another message in turn 0")
 	})
 	t.Run("extra message", func(t *testing.T) {
 		i := find(t, orig, 0, `"event":"assistant"`, `"Shipped."`)

@@ -305,6 +305,7 @@ type plan struct {
 	failed int               // the turn the agent's error ended, -1 when none
 }
 
+// planOf reads the plan of a whole trace (Read).
 func planOf(events []Event) *plan {
 	p := &plan{script: &episode.Scripted{}, failed: -1}
 	s := p.script
@@ -358,6 +359,19 @@ func planOf(events []Event) *plan {
 		}
 	}
 	return p
+}
+
+// Script is the agent that re-issues what a whole trace (Read) records its agent did, turn by
+// turn, as Replay re-issues it for an agent it cannot run again: the calls (a call numbered by
+// the engine, call_N, is left for the engine to number again), the messages to a simulated user,
+// the replies, the turns truncated at max_calls_per_turn, and the agent's error at the turn it
+// ended. Its label is the trace's agent.
+func Script(events []Event) *episode.Scripted {
+	s := planOf(events).script
+	if start, ok := events[0].Body.(*Start); ok {
+		s.Label = start.Agent
+	}
+	return s
 }
 
 // modelAgent is the name of runtime/modelagent's agent in traces.
@@ -516,7 +530,7 @@ func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string
 		return last, nil
 	}
 	m.cmp.diverge(m.cmp.here(), i, []string{fmt.Sprintf("the model agent would ask the model for another message in turn %d "+
-		"(the last one asks for tools or was answered by the simulated user, or there is none), but the trace has none and does not end the turn by a cut-off or an error", i+1)})
+		"(the last one asks for tools or was answered by the simulated user, or there is none), but the trace has none and does not end the turn by a cut-off or an error", i)})
 	return "", errStop
 }
 
@@ -566,7 +580,7 @@ func take[T Body](c *comparer, turn int) (Event, T, bool) {
 	kind := rec.Kind()
 	if c.next >= len(c.expect) {
 		c.div = &Divergence{Line: c.events[len(c.events)-1].Line, Event: kind, Turn: turn,
-			Diffs: []string{fmt.Sprintf("the replay has a %s event (turn %d) that the trace does not", kind, turn+1)}}
+			Diffs: []string{fmt.Sprintf("the replay has a %s event (turn %d) that the trace does not", kind, turn)}}
 		return Event{}, rec, false
 	}
 	ev := c.expect[c.next]
@@ -574,7 +588,7 @@ func take[T Body](c *comparer, turn int) (Event, T, bool) {
 	rec, ok := ev.Body.(T)
 	if !ok {
 		c.div = &Divergence{Line: ev.Line, Event: ev.Kind, Turn: ev.Turn(),
-			Diffs: []string{fmt.Sprintf("event: recorded %s, replayed %s (turn %d)", ev.Kind, kind, turn+1)}}
+			Diffs: []string{fmt.Sprintf("event: recorded %s, replayed %s (turn %d)", ev.Kind, kind, turn)}}
 		return Event{}, rec, false
 	}
 	return ev, rec, true
@@ -895,7 +909,7 @@ func (d *Divergence) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "event %d (%s", d.Line, d.Event)
 	if d.Turn >= 0 {
-		fmt.Fprintf(&b, ", turn %d", d.Turn+1)
+		fmt.Fprintf(&b, ", turn %d", d.Turn)
 	}
 	if d.Tool != "" {
 		fmt.Fprintf(&b, ", %s %s", d.Tool, shorten(d.Args, 200))
@@ -956,10 +970,10 @@ var modelFailed = regexp.MustCompile(`^(?:(turn [0-9]+: simulated user: )|((?:tu
 
 // recordedAnswer answers an exchange with a simulated user from the trace (recordedModels).
 func (c *comparer) recordedAnswer(_ context.Context, x *episode.UserAsk) error {
-	what := fmt.Sprintf("the simulated user (turn %d)", x.Turn+1)
+	what := fmt.Sprintf("the simulated user (turn %d)", x.Turn)
 	ev, ok := c.recorded("sim_user", x.Turn, what)
 	if !ok {
-		return c.failure(ev, fmt.Sprintf("turn %d: simulated user: ", x.Turn+1))
+		return c.failure(ev, fmt.Sprintf("turn %d: simulated user: ", x.Turn))
 	}
 	rec, ok := ev.Body.(*SimUser)
 	if !ok {
@@ -969,7 +983,7 @@ func (c *comparer) recordedAnswer(_ context.Context, x *episode.UserAsk) error {
 	var diffs []string
 	switch {
 	case rec.Turn != x.Turn:
-		diffs = append(diffs, fmt.Sprintf("turn: recorded %d, replayed %d", rec.Turn+1, x.Turn+1))
+		diffs = append(diffs, fmt.Sprintf("turn: recorded %d, replayed %d", rec.Turn, x.Turn))
 	case rec.Source == "rounds":
 		diffs = append(diffs, fmt.Sprintf("source: recorded rounds (nobody was asked: the user was done or its rounds spent), replayed: the user model is asked %s", quote(x.Said)))
 	case rec.Said != x.Said:
@@ -995,7 +1009,7 @@ func (c *comparer) recordedVerdict(_ context.Context, j *episode.JudgeCall) erro
 	turn := turnOf(j.Turn)
 	what, prefix := "the judge of the final verifier", "verifier: judge: "
 	if j.Turn != nil {
-		what, prefix = fmt.Sprintf("the judge of turn %d", turn+1), fmt.Sprintf("turn %d verifier: judge: ", turn+1)
+		what, prefix = fmt.Sprintf("the judge of turn %d", turn), fmt.Sprintf("turn %d verifier: judge: ", turn)
 	}
 	ev, ok := c.recorded("judge", turn, what)
 	if !ok {
@@ -1033,7 +1047,7 @@ func verifierName(turn *int) string {
 	if turn == nil {
 		return "the final verifier"
 	}
-	return fmt.Sprintf("turn %d", *turn+1)
+	return fmt.Sprintf("turn %d", *turn)
 }
 
 // recorded is the next recorded event, for a replayed exchange of the kind with the model what

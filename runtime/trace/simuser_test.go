@@ -293,7 +293,7 @@ func TestModelAgentWithSimulatedUserReplays(t *testing.T) {
 		d := r.Divergence
 		assert.Equal(t, "assistant", d.Event)
 		assert.Equal(t, 5, d.Line)
-		assert.Equal(t, []string{"event: recorded assistant, replayed reply (turn 1)"}, d.Diffs)
+		assert.Equal(t, []string{"event: recorded assistant, replayed reply (turn 0)"}, d.Diffs)
 	})
 }
 
@@ -342,7 +342,7 @@ func TestModelAgentUserModelFailureReplays(t *testing.T) {
 	require.NoError(t, err)
 	data := recordWith(t, f, agent, models)
 	require.Equal(t, []string{"user", "assistant", "end"}, kinds(t, data))
-	assert.Contains(t, string(data), `"code":"model-error","message":"turn 1: simulated user: model user-model at `)
+	assert.Contains(t, string(data), `"code":"model-error","message":"turn 0: simulated user: model user-model at `)
 	agentSrv.Close()
 	userSrv.Close()
 	r := replay(t, f, data)

@@ -1,4 +1,4 @@
-// Package trace writes episodes as JSON Lines (SPEC §6), reads them back strictly, and replays
+// Package trace writes episodes as JSON Lines (docs/interchange.md), reads them back strictly, and replays
 // them against the task to find the first event that now differs: the state after setup and the
 // seed, every call the agent makes and every result, each reply, turn verdict and the end; it
 // also says which of the task's files changed since the trace was recorded.

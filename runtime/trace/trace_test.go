@@ -197,7 +197,7 @@ func TestTamperedTraces(t *testing.T) {
 		i := find(t, orig, 0, `"event":"call"`, `"mail_reply"`)
 		ls := drop(orig, i, 2)
 		d := tamper(t, f, ls, i+1, "reply", "")
-		assert.Equal(t, []string{"event: recorded reply, replayed call (turn 1)"}, d.Diffs)
+		assert.Equal(t, []string{"event: recorded reply, replayed call (turn 0)"}, d.Diffs)
 	})
 	t.Run("reordered calls", func(t *testing.T) {
 		ls := append([]string(nil), orig...)

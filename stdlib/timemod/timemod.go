@@ -17,7 +17,8 @@
 // duration / duration (float), duration / int, duration / float, duration // duration (int).
 // Times compare as instants; durations compare by length.
 //
-// Differences from go.starlark.net's lib/time, all for determinism (SPEC §4):
+// Differences from go.starlark.net's lib/time, all for determinism (the same task, seed and
+// tool calls give the same states):
 //
 //   - there is no now(), and nothing here reads the host clock (no SetNow or NowFunc either);
 //   - nothing reads the host's time zone database or the host's local zone: a location is "UTC"

@@ -1,4 +1,4 @@
-// Package wsmod is the workspace value `ws` that task scripts receive (SPEC §2.2, §10): a
+// Package wsmod is the workspace value `ws` that task scripts receive (docs/reference.md): a
 // Starlark view of a *workspace.State.
 //
 //	ws.fs        write, read, exists, list, walk, remove, move, mkdir, glob
