@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -117,17 +115,7 @@ func (f *fixture) modelTrace(t testing.TB) string {
 		{Body: chattest.Calls("", chattest.Call("c6", "fs_write", `{"path":"/inbox/booked.md","content":"booked sku-7 +24 `+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`))},
 		{Body: chattest.Say("Booked: sku-7 now counts 36. " + hostile)},
 	}
-	var mu sync.Mutex
-	srv := chattest.New(t, func(*chattest.Request) chattest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(answers) == 0 {
-			return chattest.Error(http.StatusBadRequest, "no answer left", "invalid_request_error")
-		}
-		a := answers[0]
-		answers = answers[1:]
-		return a
-	})
+	srv := chattest.New(t, chattest.InOrder(answers...))
 	agent, err := modelagent.New(modelagent.Config{Model: "fake-model", BaseURL: srv.BaseURL(), MaxRetries: -1})
 	require.NoError(t, err)
 	return f.run(t, "stock-delivery-record", agent, func(s *trace.Start) {

@@ -24,22 +24,10 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	var srcs []*source
-	if len(pos) == 0 {
-		s, err := embedded()
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv list: %v\n", err)
-			return 2
-		}
-		srcs = append(srcs, s)
-	}
-	for _, p := range pos {
-		s, err := openPath(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv list: %v\n", err)
-			return 2
-		}
-		srcs = append(srcs, s)
+	srcs, err := openSources(pos)
+	if err != nil {
+		fmt.Fprintf(stderr, "coworkenv list: %v\n", err)
+		return 2
 	}
 	ctx := context.Background()
 	status := 0

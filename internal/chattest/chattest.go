@@ -150,6 +150,22 @@ func write(w http.ResponseWriter, r *http.Request, a Answer) {
 	io.WriteString(w, a.Body)
 }
 
+// InOrder answers with the given answers in order, one per request, and with a 400 error
+// ("no answer left") once they are spent. It is safe for concurrent requests.
+func InOrder(answers ...Answer) func(*Request) Answer {
+	var mu sync.Mutex
+	return func(*Request) Answer {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(answers) == 0 {
+			return Error(http.StatusBadRequest, "no answer left", "invalid_request_error")
+		}
+		a := answers[0]
+		answers = answers[1:]
+		return a
+	}
+}
+
 // Hang is an answer that never comes: it waits until the client gives up on the request.
 func Hang() Answer {
 	return Answer{Handler: func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }}

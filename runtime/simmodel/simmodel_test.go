@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -115,29 +114,14 @@ func request(system string, turns ...string) []jsonv.Value {
 	return out
 }
 
-// queue answers with the given answers in order, and an error once they are spent.
-func queue(answers ...chattest.Answer) func(*chattest.Request) chattest.Answer {
-	var mu sync.Mutex
-	return func(*chattest.Request) chattest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(answers) == 0 {
-			return chattest.Error(http.StatusBadRequest, "no answer left", "")
-		}
-		a := answers[0]
-		answers = answers[1:]
-		return a
-	}
-}
-
 func say(text string) chattest.Answer { return chattest.Answer{Body: chattest.Say(text)} }
 
 // noSleep makes retries immediate.
 func noSleep(context.Context, time.Duration) error { return nil }
 
 func TestModelsSendTheEnginesRequest(t *testing.T) {
-	users := chattest.New(t, queue(say("It is for the March report."), say("Perfect.\nDONE")))
-	judges := chattest.New(t, queue(say("```json\n{\"passed\": true, \"score\": 0.8, \"reason\": \"Polite and complete.\"}\n```")))
+	users := chattest.New(t, chattest.InOrder(say("It is for the March report."), say("Perfect.\nDONE")))
+	judges := chattest.New(t, chattest.InOrder(say("```json\n{\"passed\": true, \"score\": 0.8, \"reason\": \"Polite and complete.\"}\n```")))
 	m, err := simmodel.New(
 		&modelagent.Config{Model: " user-model ", BaseURL: users.BaseURL(), APIKey: "user-key"},
 		&modelagent.Config{Model: "judge-model", BaseURL: judges.BaseURL(), APIKey: "judge-key"})
@@ -190,7 +174,7 @@ func TestOnlyTheModelsGiven(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, m, "no model: the stand-ins answer")
 
-	srv := chattest.New(t, queue())
+	srv := chattest.New(t, chattest.InOrder())
 	m, err = simmodel.New(nil, &modelagent.Config{Model: "j", BaseURL: srv.BaseURL()})
 	require.NoError(t, err)
 	assert.Nil(t, m.User)
@@ -205,7 +189,7 @@ func TestOnlyTheModelsGiven(t *testing.T) {
 // A request that fails for good is a *modelagent.RequestError (model-error) after the retries;
 // one that fails now and then is retried.
 func TestModelFailures(t *testing.T) {
-	srv := chattest.New(t, queue(
+	srv := chattest.New(t, chattest.InOrder(
 		chattest.Error(http.StatusServiceUnavailable, "busy", ""), say("Yes, March."),
 		chattest.Error(http.StatusBadRequest, "bad request", "invalid_request_error"),
 		chattest.Error(http.StatusServiceUnavailable, "busy", ""), chattest.Error(http.StatusServiceUnavailable, "still busy", ""),
@@ -237,7 +221,7 @@ func TestModelFailures(t *testing.T) {
 
 // A request that is not chat messages never reaches the model.
 func TestRequestNotMessages(t *testing.T) {
-	srv := chattest.New(t, queue(say("hi")))
+	srv := chattest.New(t, chattest.InOrder(say("hi")))
 	m, err := simmodel.New(&modelagent.Config{Model: "u", BaseURL: srv.BaseURL()}, nil)
 	require.NoError(t, err)
 	err = m.User(context.Background(), &episode.UserAsk{Request: []jsonv.Value{"not a message"}})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -22,17 +21,7 @@ import (
 // error once they are spent) and returns the trace.
 func recordModel(t testing.TB, task *dsl.Task, src []byte, answers ...chattest.Answer) []byte {
 	t.Helper()
-	var mu sync.Mutex
-	srv := chattest.New(t, func(*chattest.Request) chattest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(answers) == 0 {
-			return chattest.Error(http.StatusBadRequest, "no answer left", "invalid_request_error")
-		}
-		a := answers[0]
-		answers = answers[1:]
-		return a
-	})
+	srv := chattest.New(t, chattest.InOrder(answers...))
 	agent, err := modelagent.New(modelagent.Config{Model: "fake-model", BaseURL: srv.BaseURL(), MaxRetries: -1})
 	require.NoError(t, err)
 	p, d := episode.Prepare(context.Background(), task, episode.Options{})

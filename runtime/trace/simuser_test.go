@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/chattest"
@@ -246,17 +245,7 @@ var simModelAnswers = []chattest.Answer{
 
 // queueServer is a fake model that gives the answers in order.
 func queueServer(t testing.TB, answers ...chattest.Answer) *chattest.Server {
-	var mu sync.Mutex
-	return chattest.New(t, func(*chattest.Request) chattest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(answers) == 0 {
-			return chattest.Error(http.StatusBadRequest, "no answer left", "")
-		}
-		a := answers[0]
-		answers = answers[1:]
-		return a
-	})
+	return chattest.New(t, chattest.InOrder(answers...))
 }
 
 // A model agent whose text goes to a user model (fake servers through runtime/simmodel), judged
