@@ -392,7 +392,7 @@ func readmeImages(t *testing.T, bctx context.Context) {
 	ep := filepath.Join(EpisodesDir(report), "fuel-surcharge-answer", "0.html")
 	tb = openTab(t, bctx, ep, 1280, 1500, false)
 	tb.do(chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.call:has(.changes) details').forEach(d => d.open = true);
-document.getElementById('e0-turn-1').scrollIntoView()`))
+document.getElementById('e0-turn-0').scrollIntoView()`))
 	tb.viewShot(filepath.Join("..", "docs", "images", "episode.png"))
 	tb.close()
 	for _, name := range []string{"episode.png", "rollout.png"} {
