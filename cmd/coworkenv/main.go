@@ -26,7 +26,7 @@ func commands() []command {
 		{"rollout", "run an agent over many tasks, K samples each, writing traces and a summary", cmdRollout},
 		{"worker", "run the jobs of `rollout`, `validate` and `generate --queue URL`: worker --queue URL", cmdQueueWorker},
 		{"queue", "show the jobs of a queue: queue status --queue URL", cmdQueue},
-		{"export", "turn traces into training data: export sft|rl TRACES... --out FILE", cmdExport},
+		{"export", "turn traces into training or evaluation data: export sft|rl|atif|inspect TRACES... --out PATH, or export tasks", cmdExport},
 		{"generate", "write tasks with a model, validated and repaired in a loop", cmdGenerate},
 		{"serve", "serve live episodes over HTTP and JSON: sessions a client drives step by step", cmdServe},
 		{"mcp", "serve one episode over MCP on stdin and stdout, for a harness that starts a command", cmdMCP},
