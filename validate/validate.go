@@ -467,17 +467,8 @@ func (v *taskCheck) run() {
 		if !c.Changed {
 			continue
 		}
-		mut := make([][]episode.ScriptedCall, len(calls))
-		idx := 0
-		for turn := range calls {
-			for _, sc := range calls[turn] {
-				if idx != k {
-					mut[turn] = append(mut[turn], sc)
-				}
-				idx++
-			}
-		}
-		r := v.episode(p, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
+		mut, mutAsks := withoutCall(calls, asks, k)
+		r := v.episode(p, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies, Asks: mutAsks}, episode.RunOptions{NoFaults: true})
 		note(r)
 		if r.Err != nil {
 			v.runErr(fmt.Sprintf("the run without %s", callString(c)), r)
@@ -520,6 +511,35 @@ func (v *taskCheck) run() {
 			v.add(d)
 		}
 	}
+}
+
+// withoutCall is the oracle's calls with its k-th successful call (counted over all turns) left
+// out, and its questions to simulated users placed as before: a question asked before a later
+// call of the same turn moves one place down with it, so it still comes before that call.
+func withoutCall(calls [][]episode.ScriptedCall, asks [][]episode.ScriptedAsk, k int) ([][]episode.ScriptedCall, [][]episode.ScriptedAsk) {
+	mut := make([][]episode.ScriptedCall, len(calls))
+	mutAsks := asks
+	idx := 0
+	for turn := range calls {
+		for j, sc := range calls[turn] {
+			if idx == k {
+				if turn < len(asks) {
+					mutAsks = append([][]episode.ScriptedAsk(nil), asks...)
+					mutAsks[turn] = nil
+					for _, a := range asks[turn] {
+						if a.Before > j {
+							a.Before--
+						}
+						mutAsks[turn] = append(mutAsks[turn], a)
+					}
+				}
+			} else {
+				mut[turn] = append(mut[turn], sc)
+			}
+			idx++
+		}
+	}
+	return mut, mutAsks
 }
 
 // oracleRun is the passing reference episode the honest-reward checks start from.
