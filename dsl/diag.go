@@ -31,7 +31,7 @@ type Code struct {
 // episodes' and the generator's own. Reports sort a task's diagnostics in this order; docs and
 // lookups are generated from it.
 var Codes = []Code{
-	{"syntax", Error, "The file does not parse or resolve. Every resolver error is reported, sorted by position."},
+	{"syntax", Error, "The file does not parse or resolve, or is not UTF-8 text (a leading byte-order mark is skipped). Every resolver error is reported, sorted by position."},
 	{"load", Error, "A `load` fails: the file is missing, a name is not defined in it, it fails itself, or the path leaves the corpus root (by `..`, or by a symbolic link that leads out of it)."},
 	{"schema", Error, "A `task`/`turn`/`tool`/`param`/`capability` call is malformed: a bad or duplicate name, an unknown tool group or capability, both or neither of `prompt`/`turns`, a bad parameter schema, a function with the wrong parameters."},
 	{"no-task", Error, "A task file declares no task: it is empty, or its top-level code never calls `task(...)`. Files of helpers belong under `lib/` at the corpus root, where they are not task files."},
