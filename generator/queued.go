@@ -19,9 +19,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/isolate"
@@ -31,18 +33,27 @@ import (
 // QueueName is the queue of queued generation, and the kind of its jobs.
 const QueueName = "generate"
 
-// attemptJob is the body of a generate job: one attempt, with everything Run's attempt reads.
-// It holds no secret: a worker sends the model's requests with the key of its own environment.
+// attemptJob is the body of a generate job: one attempt, with refs of the queue's blob store for
+// everything Run's attempt reads, so that its size does not depend on the corpus or on how many
+// tasks the run has accepted. It holds no secret: a worker sends the model's requests with the
+// key of its own environment.
 type attemptJob struct {
-	Run     runSpec `json:"run"`
-	Attempt int     `json:"attempt"`
-	// Examples are the corpus examples the attempt's prompt shows (chooseExamples of the run's
-	// for its seed; choosing again among these alone gives them all back, in order).
-	Examples []exampleJSON `json:"examples"`
-	// Seen are the tasks accepted by attempts up to Attempt-Jobs, which the attempt is told of
-	// and compared with; Desc holds their descriptions.
-	Seen []entryJSON       `json:"seen"`
-	Desc map[string]string `json:"desc"`
+	Run     string `json:"run"` // the ref of the run's runSpec (JSON)
+	Attempt int    `json:"attempt"`
+	// Seen is the ref of the last link of the chain of the tasks accepted by attempts up to
+	// Attempt-Jobs, which the attempt is told of and compared with ("": none).
+	Seen string `json:"seen"`
+}
+
+// seenLink is a link of the chain of a run's accepted tasks: the n-th accepted task (in attempt
+// order) with its description, and the ref of the link of the n-1 before it. The chain of the
+// first n tasks depends on those tasks alone, so the same attempt seeing the same tasks is the
+// same job, and a worker reads only the links it has not read before.
+type seenLink struct {
+	Prev  string    `json:"prev"` // "" for the first
+	N     int       `json:"n"`
+	Entry entryJSON `json:"entry"`
+	Desc  string    `json:"desc"`
 }
 
 // runSpec is what every attempt of a run shares.
@@ -61,6 +72,9 @@ type runSpec struct {
 	Names  map[string]string `json:"names"`
 	// Support are the files beside a candidate in its worker (the corpus's capabilities.star).
 	Support map[string][]byte `json:"support"`
+	// Examples are the corpus examples an attempt's prompt may show (chooseExamples picks them
+	// for the attempt's seed).
+	Examples []exampleJSON `json:"examples"`
 }
 
 type capabilityJSON struct {
@@ -121,34 +135,16 @@ func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(
 	}
 	defer mw.Close()
 
-	run := g.runSpec()
-	runData, err := json.Marshal(run)
+	jobs, err := newAttemptJobs(ctx, g, q)
 	if err != nil {
 		return nil, err
 	}
-	prefix := QueueName + "-" + hashHex(runData)[:16] + "-"
+	prefix := jobs.prefix
 	attemptOf := map[string]int{}
 	job := func(i int) (queue.Job, error) {
-		seed := g.opts.Seed + int64(i)
-		body := attemptJob{Run: run, Attempt: i, Desc: map[string]string{}, Seen: []entryJSON{}}
-		for _, ex := range chooseExamples(g.examples, g.opts.Capabilities, seed) {
-			body.Examples = append(body.Examples, exampleJSON{Path: ex.path, Caps: ex.caps, Src: ex.src})
-		}
-		g.mu.Lock()
-		for _, e := range g.accepted {
-			if e.attempt <= i-g.opts.Jobs {
-				body.Seen = append(body.Seen, packEntry(e))
-				body.Desc[e.name] = g.desc[e.name]
-			}
-		}
-		g.mu.Unlock()
-		data, err := json.Marshal(body)
-		if err != nil {
-			return queue.Job{}, err
-		}
-		id := prefix + hashHex(data)[:32]
-		attemptOf[id] = i
-		return queue.Job{ID: id, Kind: QueueName, Body: data}, nil
+		j, err := jobs.job(ctx, i)
+		attemptOf[j.ID] = i
+		return j, err
 	}
 
 	var first []queue.Job
@@ -226,29 +222,117 @@ func (g *gen) runSpec() runSpec {
 	for _, e := range g.corpus {
 		r.Corpus = append(r.Corpus, packEntry(e))
 	}
+	for _, ex := range g.examples {
+		r.Examples = append(r.Examples, exampleJSON{Path: ex.path, Caps: ex.caps, Src: ex.src})
+	}
 	return r
+}
+
+// attemptJobs makes the jobs of the attempts of a run on a queue: it stores the run's shared part
+// and the links of the chain of accepted tasks in the queue's blob store as they are needed.
+type attemptJobs struct {
+	g      *gen
+	q      *queue.Queue
+	run    string   // the ref of the run's runSpec
+	prefix string   // of the jobs' IDs: "generate-", a hash of the runSpec, "-"
+	chain  []string // chain[k] is the ref of the link of the first k+1 accepted tasks
+}
+
+func newAttemptJobs(ctx context.Context, g *gen, q *queue.Queue) (*attemptJobs, error) {
+	data, err := json.Marshal(g.runSpec())
+	if err != nil {
+		return nil, err
+	}
+	ref, err := q.Put(ctx, data)
+	if err != nil {
+		return nil, fmt.Errorf("store the run's shared part: %w", err)
+	}
+	return &attemptJobs{g: g, q: q, run: ref, prefix: QueueName + "-" + hashHex(data)[:16] + "-"}, nil
+}
+
+// job is the job of attempt i: it sees the tasks accepted by attempts up to i-Jobs, the first
+// ones of g.accepted (which is in attempt order). Its ID is the prefix and a hash of its body,
+// whose refs are hashes of what they name.
+func (a *attemptJobs) job(ctx context.Context, i int) (queue.Job, error) {
+	a.g.mu.Lock()
+	n := 0
+	for n < len(a.g.accepted) && a.g.accepted[n].attempt <= i-a.g.opts.Jobs {
+		n++
+	}
+	a.g.mu.Unlock()
+	seen, err := a.seen(ctx, n)
+	if err != nil {
+		return queue.Job{}, err
+	}
+	data, err := json.Marshal(attemptJob{Run: a.run, Attempt: i, Seen: seen})
+	if err != nil {
+		return queue.Job{}, err
+	}
+	return queue.Job{ID: a.prefix + hashHex(data)[:32], Kind: QueueName, Body: data}, nil
+}
+
+// seen is the ref of the chain of the first n accepted tasks ("" for none); it stores the links
+// not stored yet.
+func (a *attemptJobs) seen(ctx context.Context, n int) (string, error) {
+	for len(a.chain) < n {
+		k := len(a.chain)
+		a.g.mu.Lock()
+		e := a.g.accepted[k]
+		link := seenLink{N: k + 1, Entry: packEntry(e), Desc: a.g.desc[e.name]}
+		a.g.mu.Unlock()
+		if k > 0 {
+			link.Prev = a.chain[k-1]
+		}
+		data, err := json.Marshal(link)
+		if err != nil {
+			return "", err
+		}
+		ref, err := a.q.Put(ctx, data)
+		if err != nil {
+			return "", fmt.Errorf("store the tasks accepted: %w", err)
+		}
+		a.chain = append(a.chain, ref)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	return a.chain[n-1], nil
 }
 
 // Handler runs generate jobs for queue.Work: each job is one attempt, run as Run runs it, with
 // its candidates validated in pool and the model's requests (the attempt's, and those of a
 // candidate's simulated users and judges unless the run is stand-ins only) sent with the key in
 // getenv (OPENAI_API_KEY, and OPENAI_BASE_URL when the run gave no base URL). log, when set, gets
-// the attempt's lines about its repair rounds. A job that is not a generate job, or whose model
-// fails for good, fails; the queue delivers it again up to its max deliver.
+// the attempt's lines about its repair rounds. A job that is not a generate job, whose blobs
+// cannot be read, or whose model fails for good, fails; the queue delivers it again up to its
+// max deliver. The handler keeps the runs and chains of seen tasks it read, decoded, for the
+// next jobs (a few of each), so a job of a run it knows reads only the links that are new.
 func Handler(pool *isolate.Pool, getenv func(string) string, log io.Writer) queue.Handler {
+	var w workerState
 	return func(ctx context.Context, job queue.Job) ([]byte, error) {
-		if job.Kind != QueueName {
-			return nil, fmt.Errorf("not a generate job: kind %q", job.Kind)
+		body, err := queue.Decode[attemptJob](job, QueueName)
+		if err != nil {
+			return nil, err
 		}
-		var body attemptJob
-		if err := json.Unmarshal(job.Body, &body); err != nil {
-			return nil, fmt.Errorf("generate job: %v", err)
+		if job.Blobs == nil {
+			return nil, errors.New("generate job: it comes without its queue's blobs (run it with Work)")
 		}
-		g, seen, err := workerGen(&body, pool, getenv, log)
+		if body.Attempt < 0 {
+			return nil, fmt.Errorf("generate job: attempt %d", body.Attempt)
+		}
+		run, err := w.run(ctx, job.Blobs, body.Run)
+		if err != nil {
+			return nil, fmt.Errorf("generate job: the run: %v", err)
+		}
+		seen, err := w.seen(ctx, job.Blobs, body.Seen)
+		if err != nil {
+			return nil, fmt.Errorf("generate job: the tasks seen: %v", err)
+		}
+		g, err := run.gen(seen.desc, pool, getenv, log)
 		if err != nil {
 			return nil, fmt.Errorf("generate job: %v", err)
 		}
-		o, err := g.attempt(ctx, body.Attempt, seen)
+		o, err := g.attempt(ctx, body.Attempt, seen.entries)
 		if err != nil {
 			return nil, err
 		}
@@ -256,57 +340,173 @@ func Handler(pool *isolate.Pool, getenv func(string) string, log io.Writer) queu
 	}
 }
 
-// workerGen is the run of a job as its attempt reads it, and the tasks the attempt has seen.
-func workerGen(b *attemptJob, pool *isolate.Pool, getenv func(string) string, log io.Writer) (*gen, []*entry, error) {
-	r := &b.Run
-	switch {
-	case len(r.Capabilities) == 0:
-		return nil, nil, errors.New("no capability")
-	case r.MaxRounds < 1:
-		return nil, nil, fmt.Errorf("max rounds: %d is not a positive number", r.MaxRounds)
-	case !(r.NearThreshold > 0 && r.NearThreshold <= 1):
-		return nil, nil, fmt.Errorf("near threshold: %v is not in (0, 1]", r.NearThreshold)
-	case r.Model == nil || r.Model.Model == "":
-		return nil, nil, errors.New("no model")
-	case b.Attempt < 0:
-		return nil, nil, fmt.Errorf("attempt %d", b.Attempt)
+// workerState is what a worker's handler keeps between jobs: the last runs and chains of seen
+// tasks it decoded, by ref. An attempt only reads them.
+type workerState struct {
+	mu    sync.Mutex
+	runs  recent[*workerRun]
+	heads recent[*seenTasks]
+}
+
+// keptRuns and keptHeads bound what a worker keeps: the jobs it runs at once are of one run or a
+// few, and see the same chain or one of the last few.
+const keptRuns, keptHeads = 4, 16
+
+// workerRun is a run's shared part, decoded.
+type workerRun struct {
+	spec     *runSpec
+	tax      *dsl.Taxonomy
+	examples []example
+	corpus   []*entry
+}
+
+// seenTasks are the tasks of a chain, in order, and their descriptions by name.
+type seenTasks struct {
+	entries []*entry
+	desc    map[string]string
+}
+
+// recent keeps the last values put, up to a bound.
+type recent[T any] struct {
+	keys   []string
+	values map[string]T
+}
+
+func (r *recent[T]) get(key string) (T, bool) {
+	v, ok := r.values[key]
+	return v, ok
+}
+
+func (r *recent[T]) put(key string, v T, bound int) {
+	if r.values == nil {
+		r.values = map[string]T{}
 	}
-	cfg, err := isolate.WorkerModel(r.Model, getenv)
+	if _, ok := r.values[key]; ok {
+		return
+	}
+	r.keys = append(r.keys, key)
+	r.values[key] = v
+	if len(r.keys) > bound {
+		delete(r.values, r.keys[0])
+		r.keys = r.keys[1:]
+	}
+}
+
+// run reads and decodes the run ref, or takes it from those kept.
+func (w *workerState) run(ctx context.Context, blobs queue.Blobs, ref string) (*workerRun, error) {
+	w.mu.Lock()
+	r, ok := w.runs.get(ref)
+	w.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	data, err := blobs.Get(ctx, ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	g := &gen{
-		opts: Options{Capabilities: r.Capabilities, Seed: r.Seed, MaxRounds: r.MaxRounds, NearThreshold: r.NearThreshold,
-			Model: cfg, StandInsOnly: r.StandInsOnly, Pool: pool, Log: log},
-		system: r.System, names: r.Names, support: r.Support, desc: b.Desc,
+	r = &workerRun{spec: &runSpec{}}
+	if err := json.Unmarshal(data, r.spec); err != nil {
+		return nil, err
 	}
-	if g.names == nil {
-		g.names = map[string]string{}
+	spec := r.spec
+	switch {
+	case len(spec.Capabilities) == 0:
+		return nil, errors.New("no capability")
+	case spec.MaxRounds < 1:
+		return nil, fmt.Errorf("max rounds: %d is not a positive number", spec.MaxRounds)
+	case !(spec.NearThreshold > 0 && spec.NearThreshold <= 1):
+		return nil, fmt.Errorf("near threshold: %v is not in (0, 1]", spec.NearThreshold)
+	case spec.Model == nil || spec.Model.Model == "":
+		return nil, errors.New("no model")
 	}
-	if g.desc == nil {
-		g.desc = map[string]string{}
+	if spec.Names == nil {
+		spec.Names = map[string]string{}
 	}
-	if r.Taxonomy != nil {
-		g.tax = &dsl.Taxonomy{}
-		for _, c := range r.Taxonomy {
-			g.tax.Capabilities = append(g.tax.Capabilities, dsl.Capability{Name: c.Name, Description: c.Description})
+	if spec.Taxonomy != nil {
+		r.tax = &dsl.Taxonomy{}
+		for _, c := range spec.Taxonomy {
+			r.tax.Capabilities = append(r.tax.Capabilities, dsl.Capability{Name: c.Name, Description: c.Description})
 		}
 	}
-	for _, ex := range b.Examples {
-		g.examples = append(g.examples, example{path: ex.Path, caps: ex.Caps, src: ex.Src})
+	for _, ex := range spec.Examples {
+		r.examples = append(r.examples, example{path: ex.Path, caps: ex.Caps, src: ex.Src})
 	}
-	if g.corpus, err = unpackEntries(r.Corpus); err != nil {
-		return nil, nil, err
+	if r.corpus, err = unpackEntries(spec.Corpus); err != nil {
+		return nil, err
 	}
-	seen, err := unpackEntries(b.Seen)
+	w.mu.Lock()
+	w.runs.put(ref, r, keptRuns)
+	w.mu.Unlock()
+	return r, nil
+}
+
+// seen reads the chain of seen tasks whose last link is head ("": none): the links back to one
+// it kept (or to the first), each checked to follow the one before.
+func (w *workerState) seen(ctx context.Context, blobs queue.Blobs, head string) (*seenTasks, error) {
+	var links []seenLink // from head back
+	base := &seenTasks{desc: map[string]string{}}
+	for ref := head; ref != ""; {
+		w.mu.Lock()
+		kept, ok := w.heads.get(ref)
+		w.mu.Unlock()
+		if ok {
+			base = kept
+			break
+		}
+		data, err := blobs.Get(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		var l seenLink
+		if err := json.Unmarshal(data, &l); err != nil {
+			return nil, fmt.Errorf("link %s: %v", ref, err)
+		}
+		if (len(links) > 0 && l.N != links[len(links)-1].N-1) || l.N < 1 || (l.Prev == "") != (l.N == 1) {
+			return nil, fmt.Errorf("link %s: task %d does not follow the chain", ref, l.N)
+		}
+		links = append(links, l)
+		ref = l.Prev
+	}
+	if len(links) == 0 {
+		return base, nil
+	}
+	if links[len(links)-1].N != len(base.entries)+1 {
+		return nil, fmt.Errorf("the chain %s does not follow the tasks kept", head)
+	}
+	out := &seenTasks{entries: make([]*entry, len(base.entries), len(base.entries)+len(links)), desc: maps.Clone(base.desc)}
+	copy(out.entries, base.entries)
+	for k := len(links) - 1; k >= 0; k-- {
+		es, err := unpackEntries([]entryJSON{links[k].Entry})
+		if err != nil {
+			return nil, err
+		}
+		out.entries = append(out.entries, es[0])
+		out.desc[es[0].name] = links[k].Desc
+	}
+	w.mu.Lock()
+	w.heads.put(head, out, keptHeads)
+	w.mu.Unlock()
+	return out, nil
+}
+
+// gen is the run as the attempt of a job reads it, with desc the descriptions of the tasks it has
+// seen. It shares the run's decoded parts, which the attempt only reads.
+func (r *workerRun) gen(desc map[string]string, pool *isolate.Pool, getenv func(string) string, log io.Writer) (*gen, error) {
+	s := r.spec
+	cfg, err := isolate.WorkerModel(s.Model, getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if !r.StandInsOnly {
-		s := isolate.SettingsOf(cfg)
-		g.models = &isolate.TaskModels{User: s, Judge: s, Base: cfg}
+	g := &gen{
+		opts: Options{Capabilities: s.Capabilities, Seed: s.Seed, MaxRounds: s.MaxRounds, NearThreshold: s.NearThreshold,
+			Model: cfg, StandInsOnly: s.StandInsOnly, Pool: pool, Log: log},
+		system: s.System, names: s.Names, support: s.Support, desc: desc, tax: r.tax, examples: r.examples, corpus: r.corpus,
 	}
-	return g, seen, nil
+	if !s.StandInsOnly {
+		ms := isolate.SettingsOf(cfg)
+		g.models = &isolate.TaskModels{User: ms, Judge: ms, Base: cfg}
+	}
+	return g, nil
 }
 
 // readAttemptAnswer reads the outcome of attempt i from its job's result.

@@ -5,50 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/coworkenv/coworkenv/generator"
+	"github.com/coworkenv/coworkenv/internal/queuetest"
 	"github.com/coworkenv/coworkenv/queue"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// genQueue is an embedded server, the generate queue on it and in-process workers.
-type genQueue struct {
-	q    *queue.Queue
-	runs atomic.Int64 // jobs the workers ran
-	stop func()       // stops the workers and waits for them
-}
-
-func startGenQueue(t *testing.T, workers int) *genQueue {
-	t.Helper()
-	url, stopServer, err := queue.Embedded(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(stopServer)
-	q, err := queue.Open(context.Background(), url, generator.QueueName)
-	require.NoError(t, err)
-	t.Cleanup(q.Close)
-	gq := &genQueue{q: q}
-	handler := generator.Handler(testPool(t), func(string) string { return "" }, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.NoError(t, q.Work(ctx, func(ctx context.Context, job queue.Job) ([]byte, error) {
-				gq.runs.Add(1)
-				return handler(ctx, job)
-			}))
-		}()
-	}
-	var once sync.Once
-	gq.stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
-	t.Cleanup(gq.stop)
-	return gq
+// startGenQueue starts a server with the generate queue and workers running Handler.
+func startGenQueue(t *testing.T, workers int, opts ...queuetest.Options) *queuetest.Workers {
+	return queuetest.Start(t, generator.QueueName, workers, generator.Handler(testPool(t), func(string) string { return "" }, nil), opts...)
 }
 
 // guarded bounds a wait that would hang if a result never came: it turns a hang into a failure.
@@ -82,7 +52,7 @@ func TestQueuedGenerateMatchesLocal(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err = generator.RunQueued(ctx, opts, gq.q, nil)
+	_, err = generator.RunQueued(ctx, opts, gq.Q, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	// results already read when the cancel lands are still committed: at least the first
 	// accepted attempt, never all of them
@@ -90,7 +60,7 @@ func TestQueuedGenerateMatchesLocal(t *testing.T) {
 	require.True(t, stopped >= 1 && stopped < count, "%d of %d attempts committed before the stop", stopped, count)
 
 	var progress []queue.Progress
-	sum, err := generator.RunQueued(guarded(t), options(t, f, queued, count), gq.q, func(p queue.Progress) { progress = append(progress, p) })
+	sum, err := generator.RunQueued(guarded(t), options(t, f, queued, count), gq.Q, func(p queue.Progress) { progress = append(progress, p) })
 	require.NoError(t, err)
 	assert.Equal(t, stopped, sum.Resumed)
 	assert.Equal(t, len(replies), sum.Accepted)
@@ -100,19 +70,19 @@ func TestQueuedGenerateMatchesLocal(t *testing.T) {
 	assert.Equal(t, queue.Progress{Total: count - stopped, Done: count - stopped}, progress[len(progress)-1])
 
 	// run again: every attempt is in the manifest
-	ran := gq.runs.Load()
-	sum, err = generator.RunQueued(guarded(t), options(t, f, queued, count), gq.q, nil)
+	ran := gq.Runs()
+	sum, err = generator.RunQueued(guarded(t), options(t, f, queued, count), gq.Q, nil)
 	require.NoError(t, err)
 	assert.Equal(t, count, sum.Resumed)
-	assert.Equal(t, ran, gq.runs.Load(), "nothing was run again")
+	assert.Equal(t, ran, gq.Runs(), "nothing was run again")
 
 	// a new folder and no worker: the jobs are duplicates, their results are on the queue
-	gq.stop()
+	gq.Stop()
 	fresh := t.TempDir()
-	_, err = generator.RunQueued(guarded(t), options(t, f, fresh, count), gq.q, nil)
+	_, err = generator.RunQueued(guarded(t), options(t, f, fresh, count), gq.Q, nil)
 	require.NoError(t, err)
 	requireSameDir(t, local, fresh)
-	assert.Equal(t, ran, gq.runs.Load())
+	assert.Equal(t, ran, gq.Runs())
 	assert.Equal(t, 2*asked, len(f.srv.Requests()))
 }
 
@@ -141,16 +111,16 @@ func TestQueuedGenerateEarlyResults(t *testing.T) {
 	resumed := t.TempDir()
 	_, err := generator.Run(context.Background(), options(t, f, resumed, 3))
 	require.NoError(t, err)
-	sum, err := generator.RunQueued(guarded(t), options(t, f, resumed, count), gq.q, nil)
+	sum, err := generator.RunQueued(guarded(t), options(t, f, resumed, count), gq.Q, nil)
 	require.NoError(t, err)
 	require.Equal(t, 3, sum.Resumed)
-	require.Equal(t, int64(3), gq.runs.Load())
+	require.Equal(t, int64(3), gq.Runs())
 
 	fresh := t.TempDir()
-	_, err = generator.RunQueued(guarded(t), options(t, f, fresh, count), gq.q, nil)
+	_, err = generator.RunQueued(guarded(t), options(t, f, fresh, count), gq.Q, nil)
 	require.NoError(t, err)
 	requireSameDir(t, resumed, fresh)
-	assert.Equal(t, int64(6), gq.runs.Load(), "attempts 3 to 5 were not run again")
+	assert.Equal(t, int64(6), gq.Runs(), "attempts 3 to 5 were not run again")
 }
 
 // bodies are the bodies of the requests from..to the fake model got, sorted.
@@ -171,16 +141,40 @@ func TestQueuedGenerateFailedJob(t *testing.T) {
 	out := t.TempDir()
 	opts := options(t, f, out, 3)
 	opts.Jobs = 1
-	_, err := generator.RunQueued(guarded(t), opts, gq.q, nil)
+	_, err := generator.RunQueued(guarded(t), opts, gq.Q, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "attempt 1: ")
 	assert.Contains(t, err.Error(), "no answer scripted for seed 101 round 1")
 	require.Len(t, readManifest(t, out), 1, "the attempt done before the failure is kept")
-	assert.Equal(t, int64(1+queue.DefaultMaxDeliver), gq.runs.Load(), "attempt 1 was delivered until max deliver, attempt 2 never published")
+	assert.Equal(t, int64(1+queue.DefaultMaxDeliver), gq.Runs(), "attempt 1 was delivered until max deliver, attempt 2 never published")
 	_, err = os.Stat(filepath.Join(out, replies[0].name+".star"))
 	require.NoError(t, err)
 
 	opts.Record = filepath.Join(t.TempDir(), "c.json")
-	_, err = generator.RunQueued(guarded(t), opts, gq.q, nil)
+	_, err = generator.RunQueued(guarded(t), opts, gq.Q, nil)
 	require.ErrorIs(t, err, generator.ErrUsage)
+}
+
+// On a server that takes messages of 64 KiB at most, a queued run whose shared part is larger
+// (the language reference in the system prompt: it goes to the blob store once) and whose
+// attempts see every task accepted before them (Jobs 1) writes what a local run writes.
+func TestQueuedGenerateUnderASmallMaxPayload(t *testing.T) {
+	f, count := newFake(t, queuedScript()), len(replies)+1
+	opts := func(out string) generator.Options {
+		o := options(t, f, out, count)
+		o.Jobs, o.Reference = 1, strings.Repeat("(the language reference) ", 4000) // 100,000 bytes
+		return o
+	}
+	local := t.TempDir()
+	_, err := generator.Run(context.Background(), opts(local))
+	require.NoError(t, err)
+	recs := readManifest(t, local)
+	require.Equal(t, "accepted", recs[count-2].Status)
+	require.Equal(t, replies[0].name, recs[count-1].Twin, "the last attempt saw the first one's task")
+
+	gq := startGenQueue(t, 2, queuetest.Options{MaxPayload: 64 << 10})
+	queued := t.TempDir()
+	_, err = generator.RunQueued(guarded(t), opts(queued), gq.Q, nil)
+	require.NoError(t, err)
+	requireSameDir(t, local, queued)
 }

@@ -23,13 +23,13 @@ import (
 const ValidateQueue = "validate"
 
 // ValidateJob is the body of a validate job: one task file to check, with the files it needs
-// (FilesFor) and the settings of the models that answer for its simulated users and judges
-// (nil: their stand-ins). It holds no secret: a worker sends the models' requests with the key
-// of its own environment.
+// (FilesFor) as refs of the queue's blob store, and the settings of the models that answer for
+// its simulated users and judges (nil: their stand-ins). It holds no secret: a worker sends the
+// models' requests with the key of its own environment.
 type ValidateJob struct {
 	Display string            `json:"display"` // how the corpus root is shown in diagnostics
 	File    string            `json:"file"`    // the task file, root-relative; a key of Files
-	Files   map[string][]byte `json:"files"`
+	Files   map[string]string `json:"files"`   // path → blob ref (queue.PutFiles)
 	User    *ModelSettings    `json:"user,omitempty"`
 	Judge   *ModelSettings    `json:"judge,omitempty"`
 }
@@ -57,10 +57,10 @@ type QueuedValidateOptions struct {
 }
 
 // ValidateQueued is ValidateCorpusWith of each source, with each task file checked by a worker
-// of the queue q: one job per task file (kind ValidateQueue), whose ID is a hash of the job (the
-// files, the display path, the models' settings), so a file checked again with the same
-// content is not checked twice while the queue remembers the job. It returns the report of each
-// source, the same as ValidateCorpusWith's. A file that cannot be read is reported here, as
+// of the queue q: one job per task file (kind ValidateQueue), whose files go to q's blob store
+// and whose ID is a hash of the job (the files' hashes, the display path, the models'
+// settings), so a file checked again with the same content is not checked twice while the queue
+// remembers the job. It returns the report of each source, the same as ValidateCorpusWith's. A file that cannot be read is reported here, as
 // ValidateCorpusWith does. A job that fails (after the queue's deliveries) is an error, as a
 // job the pool cannot run is for ValidateCorpusWith; so is ctx done before every result came.
 func ValidateQueued(ctx context.Context, q *queue.Queue, srcs []Source, opts QueuedValidateOptions) ([]*validate.Report, error) {
@@ -93,7 +93,11 @@ func ValidateQueued(ctx context.Context, q *queue.Queue, srcs []Source, opts Que
 				results[i][k] = local
 				continue
 			}
-			body := ValidateJob{Display: job.Display, File: rel, Files: job.Files}
+			refs, err := q.PutFiles(ctx, job.Files)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", rel, err)
+			}
+			body := ValidateJob{Display: job.Display, File: rel, Files: refs}
 			if opts.Models != nil {
 				body.User, body.Judge = opts.Models.User, opts.Models.Judge
 			}
@@ -154,17 +158,18 @@ func readValidateAnswer(data []byte, job Job) (*Result, error) {
 // stops its worker (memory-limit, timeout, crash) is not a failure: its report says so.
 func ValidateHandler(p *Pool, getenv func(string) string) queue.Handler {
 	return func(ctx context.Context, job queue.Job) ([]byte, error) {
-		if job.Kind != ValidateQueue {
-			return nil, fmt.Errorf("not a validate job: kind %q", job.Kind)
-		}
-		var body ValidateJob
-		if err := json.Unmarshal(job.Body, &body); err != nil {
-			return nil, fmt.Errorf("validate job: %v", err)
+		body, err := queue.Decode[ValidateJob](job, ValidateQueue)
+		if err != nil {
+			return nil, err
 		}
 		if _, ok := body.Files[body.File]; !ok || body.File == "" {
 			return nil, errors.New("validate job: it does not carry the file it names")
 		}
-		j := Job{Display: body.Display, Files: body.Files, Check: []string{body.File}}
+		files, err := queue.GetFiles(ctx, job.Blobs, body.Files)
+		if err != nil {
+			return nil, fmt.Errorf("validate job: %w", err)
+		}
+		j := Job{Display: body.Display, Files: files, Check: []string{body.File}}
 		if body.User != nil || body.Judge != nil {
 			base, err := WorkerModel(nil, getenv)
 			if err != nil {

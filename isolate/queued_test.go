@@ -3,14 +3,13 @@ package isolate_test
 import (
 	"context"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/chattest"
+	"github.com/coworkenv/coworkenv/internal/queuetest"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/queue"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -19,42 +18,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// validateQueue is an embedded server, the validate queue on it and in-process workers whose
-// environment holds the key "sk-worker".
-type validateQueue struct {
-	q    *queue.Queue
-	runs atomic.Int64 // jobs the workers ran
-}
-
-func startValidateQueue(t *testing.T, p *isolate.Pool, workers int) *validateQueue {
-	t.Helper()
-	url, stopServer, err := queue.Embedded(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(stopServer)
-	q, err := queue.Open(context.Background(), url, isolate.ValidateQueue)
-	require.NoError(t, err)
-	t.Cleanup(q.Close)
-	vq := &validateQueue{q: q}
-	handler := isolate.ValidateHandler(p, func(k string) string {
+// startValidateQueue starts a server with the validate queue and workers running
+// ValidateHandler on p, whose environment holds the key "sk-worker".
+func startValidateQueue(t *testing.T, p *isolate.Pool, workers int) *queuetest.Workers {
+	return queuetest.Start(t, isolate.ValidateQueue, workers, isolate.ValidateHandler(p, func(k string) string {
 		if k == "OPENAI_API_KEY" {
 			return "sk-worker"
 		}
 		return ""
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.NoError(t, q.Work(ctx, func(ctx context.Context, job queue.Job) ([]byte, error) {
-				vq.runs.Add(1)
-				return handler(ctx, job)
-			}))
-		}()
-	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return vq
+	}))
 }
 
 // queuedCorpus has a taxonomy, a task that loads a helper that loads another, a task name
@@ -100,7 +72,7 @@ func TestValidateQueuedMatchesLocal(t *testing.T) {
 
 	vq := startValidateQueue(t, p, 3)
 	var last queue.Progress
-	got, err := isolate.ValidateQueued(guarded(t), vq.q, srcs, isolate.QueuedValidateOptions{Progress: func(p queue.Progress) { last = p }})
+	got, err := isolate.ValidateQueued(guarded(t), vq.Q, srcs, isolate.QueuedValidateOptions{Progress: func(p queue.Progress) { last = p }})
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	for i := range srcs {
@@ -108,13 +80,13 @@ func TestValidateQueuedMatchesLocal(t *testing.T) {
 		assert.Equal(t, reportText(want[i], false), reportText(got[i], false))
 		assert.Equal(t, reportText(want[i], true), reportText(got[i], true))
 	}
-	assert.Equal(t, int64(4), vq.runs.Load(), "one job per file")
+	assert.Equal(t, int64(4), vq.Runs(), "one job per file")
 	assert.Equal(t, queue.Progress{Total: 4, Done: 4}, last)
 
-	again, err := isolate.ValidateQueued(guarded(t), vq.q, srcs[:1], isolate.QueuedValidateOptions{})
+	again, err := isolate.ValidateQueued(guarded(t), vq.Q, srcs[:1], isolate.QueuedValidateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, reportJSON(want[0]), reportJSON(again[0]))
-	assert.Equal(t, int64(4), vq.runs.Load(), "the same files are not checked again")
+	assert.Equal(t, int64(4), vq.Runs(), "the same files are not checked again")
 }
 
 // With task models, the worker sends their requests with the key of its own environment, and
@@ -133,7 +105,7 @@ func TestValidateQueuedWithModels(t *testing.T) {
 	require.NotZero(t, asked)
 
 	vq := startValidateQueue(t, p, 2)
-	got, err := isolate.ValidateQueued(guarded(t), vq.q, []isolate.Source{{Corpus: modelsCorpus()}}, isolate.QueuedValidateOptions{Models: tm})
+	got, err := isolate.ValidateQueued(guarded(t), vq.Q, []isolate.Source{{Corpus: modelsCorpus()}}, isolate.QueuedValidateOptions{Models: tm})
 	require.NoError(t, err)
 	assert.Equal(t, reportJSON(want), reportJSON(got[0]))
 	require.Equal(t, 2*asked, len(user.Requests())+len(judge.Requests()), "the same runs asked the models in the queue's worker and here")

@@ -16,9 +16,16 @@ func Embedded(dir string) (url string, stop func(), err error) {
 	return embedded(dir, EmbeddedMaxPayload)
 }
 
-// EmbeddedMaxPayload is the largest message the embedded server takes: a job carries its task's
-// files, a result a whole trace. A NATS server takes 1 MiB by default (its max_payload).
+// EmbeddedMaxPayload is the largest message the embedded server takes. A NATS server takes 1 MiB
+// by default (its max_payload); bodies and results larger than a message go through the blob
+// store in chunks that fit, whatever the limit.
 const EmbeddedMaxPayload = 32 << 20
+
+// EmbeddedWith is Embedded with a server that takes messages of at most maxPayload bytes (its
+// max_payload), for tests of what does not fit in a message.
+func EmbeddedWith(dir string, maxPayload int32) (url string, stop func(), err error) {
+	return embedded(dir, maxPayload)
+}
 
 func embedded(dir string, maxPayload int32) (url string, stop func(), err error) {
 	if dir == "" {

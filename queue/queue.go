@@ -3,7 +3,7 @@
 // producer publishes jobs, workers pull them one at a time and publish a result for each, and the
 // producer reads the results back.
 //
-// A queue named N is two streams on the server:
+// A queue named N is three streams on the server:
 //
 //   - JOBS_N holds the jobs on the subject coworkenv.N.jobs. It keeps a job until a worker acks
 //     or ends it (work-queue retention), and drops a job published again under the same message
@@ -11,6 +11,8 @@
 //   - RESULTS_N holds the results, each job's on its own subject coworkenv.N.results.<job>. It
 //     keeps them (limits retention), so a producer that comes back later reads every result from
 //     the start, and Publish finds a job's latest result without reading the others.
+//   - BLOBS_N holds content-addressed data that jobs and results refer to instead of carrying it
+//     (blob.go): Put and Get.
 //
 // Every worker pulls from one durable consumer, "workers", on the jobs stream: a job is delivered
 // to one worker at a time, and comes back to another when its worker neither acks it nor says it
@@ -64,6 +66,9 @@ type Job struct {
 	// Attempt is 0 for the first run of a job, and counts the times it was published again after
 	// a failed result (WithRetryFailed). Publish sets it.
 	Attempt int
+	// Blobs, on a job that Work hands a handler, reads the blobs of the job's queue, which the
+	// producer stored with Put (the body carries their refs). Publish ignores it.
+	Blobs Blobs
 }
 
 // Result is what a worker reports for a job.
@@ -73,6 +78,8 @@ type Result struct {
 	OK      bool
 	Body    []byte // the handler's answer when OK
 	Error   string // why the job failed when not OK
+	// blob is the ref of the body (or error) when the message carries it in the blob store.
+	blob string
 	// Deliveries is how many times the job was delivered, this time included.
 	Deliveries int
 }
@@ -108,6 +115,7 @@ type Option func(*options)
 type options struct {
 	Settings
 	retryFailed bool
+	blobCache   int
 	// which settings were given, and so are set on the server
 	setAckWait, setMaxDeliver, setDuplicates bool
 }
@@ -148,9 +156,16 @@ type Queue struct {
 	workers     jetstream.Consumer
 	jobsSubj    string
 	resultSubj  string // the prefix of the results' subjects
+	blobs       jetstream.Stream
+	blobSubj    string // the prefix of the blobs' subjects
 
 	mu       sync.Mutex
 	expected map[string]int // the attempt whose result Results yields, by job published here
+
+	blobMu   sync.Mutex
+	stored   map[string]bool   // blobs Put stored or found
+	fetching map[string]*fetch // blobs Get is reading
+	cache    *blobCache
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -164,7 +179,7 @@ func Open(ctx context.Context, url, name string, opts ...Option) (*Queue, error)
 	if !validName.MatchString(name) {
 		return nil, fmt.Errorf("queue name %q: use letters, digits, '_' and '-'", name)
 	}
-	o := options{Settings: Settings{AckWait: DefaultAckWait, MaxDeliver: DefaultMaxDeliver, Duplicates: DefaultDuplicates}}
+	o := options{Settings: Settings{AckWait: DefaultAckWait, MaxDeliver: DefaultMaxDeliver, Duplicates: DefaultDuplicates}, blobCache: DefaultBlobCache}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -181,7 +196,11 @@ func Open(ctx context.Context, url, name string, opts ...Option) (*Queue, error)
 		nc:          nc,
 		jobsSubj:    jobsSubject(name),
 		resultSubj:  "coworkenv." + name + ".results",
+		blobSubj:    blobsSubject(name),
 		expected:    map[string]int{},
+		stored:      map[string]bool{},
+		fetching:    map[string]*fetch{},
+		cache:       newBlobCache(o.blobCache),
 	}
 	if err := q.setUp(ctx, o); err != nil {
 		nc.Close()
@@ -234,6 +253,17 @@ func (q *Queue) setUp(ctx context.Context, o options) error {
 	}, o.setDuplicates)
 	if err != nil {
 		return fmt.Errorf("results stream: %w", err)
+	}
+	q.blobs, err = q.stream(ctx, jetstream.StreamConfig{
+		Name:              blobsStream(q.name),
+		Subjects:          []string{q.blobSubj + ".>"},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		MaxMsgsPerSubject: 1,    // a chunk stored again replaces the same bytes
+		AllowDirect:       true, // a chunk is read with a direct get, as it was stored
+	}, false)
+	if err != nil {
+		return fmt.Errorf("blobs stream: %w", err)
 	}
 	if q.workers, err = q.consumer(ctx, o); err != nil {
 		return fmt.Errorf("workers consumer: %w", err)
@@ -449,7 +479,24 @@ func (q *Queue) Results(ctx context.Context) iter.Seq2[Result, error] {
 				}
 				continue
 			}
-			if p.take(r) && !yield(r, nil) {
+			if !p.take(r) {
+				continue
+			}
+			if r.blob != "" {
+				data, err := q.readBlob(ctx, r.blob)
+				switch {
+				case ctx.Err() != nil:
+					yield(Result{}, ctx.Err())
+					return
+				case err != nil:
+					// The result's data is lost (its blob removed, say): the reader gets a
+					// failure that says so rather than waiting for a result that came.
+					r.OK, r.Error = false, fmt.Sprintf("the result's data cannot be read from the blob store: %v", err)
+				default:
+					r.setData(data)
+				}
+			}
+			if !yield(r, nil) {
 				return
 			}
 		}
@@ -590,6 +637,14 @@ func resultsUpTo(ctx context.Context, results jetstream.Stream, last uint64) ite
 // the stream.
 func (q *Queue) publishResult(ctx context.Context, r Result) error {
 	msg := resultMsg(q.resultSubject(r.JobID), r)
+	if len(msg.Data) > q.inlineLimit() {
+		ref, err := q.Put(ctx, msg.Data)
+		if err != nil {
+			return fmt.Errorf("store the result's data: %w", err)
+		}
+		msg.Data = nil
+		msg.Header.Set(hdrBlob, ref)
+	}
 	_, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID("result-"+msgID(r.JobID, r.Attempt)))
 	return q.sizeError("result", len(msg.Data), err)
 }

@@ -15,7 +15,8 @@ import (
 //
 //	job:     Coworkenv-Job-Id, Coworkenv-Kind, Coworkenv-Attempt (when not 0); data: the body
 //	result:  Coworkenv-Job-Id, Coworkenv-Attempt (when not 0), Coworkenv-Ok ("true" or "false"),
-//	         Coworkenv-Deliveries; data: the body when OK, the error when not
+//	         Coworkenv-Deliveries, Coworkenv-Blob (when the data is in the blob store); data: the
+//	         body when OK, the error when not (none when Coworkenv-Blob names them)
 const (
 	hdrJobID      = "Coworkenv-Job-Id"
 	hdrKind       = "Coworkenv-Kind"
@@ -103,12 +104,20 @@ func decodeResult(h nats.Header, data []byte) (Result, error) {
 	if r.Deliveries, err = strconv.Atoi(h.Get(hdrDeliveries)); err != nil {
 		return r, fmt.Errorf("result of job %s: %s %q", r.JobID, hdrDeliveries, h.Get(hdrDeliveries))
 	}
+	if r.blob = h.Get(hdrBlob); r.blob != "" {
+		return r, nil
+	}
+	r.setData(data)
+	return r, nil
+}
+
+// setData sets the body, or the error, from the message's data.
+func (r *Result) setData(data []byte) {
 	if r.OK {
 		r.Body = data
 	} else {
 		r.Error = string(data)
 	}
-	return r, nil
 }
 
 func attemptOf(h nats.Header) (int, error) {

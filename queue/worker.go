@@ -23,6 +23,9 @@ const finishTimeout = 30 * time.Second
 // third of the ack wait that the job is still in progress, so a long job is not given to another
 // worker.
 //
+// The job Work hands the handler carries the queue's blobs (Job.Blobs). A result's body or error
+// larger than the inline bound (InlineResult) is stored as a blob, which Results reads back.
+//
 // When the handler succeeds, Work publishes an OK result and then acks the job: a worker that
 // dies in between leaves the job to be done again, and Results skips the second result. When the
 // handler fails, Work asks for the job to be delivered again (to any worker), except on the last
@@ -71,6 +74,7 @@ func (q *Queue) handle(ctx context.Context, m jetstream.Msg, handler Handler) er
 		id := fmt.Sprintf("seq-%d", meta.Sequence.Stream)
 		return q.fail(ctx, m, Result{JobID: id, Error: "unreadable job: " + err.Error(), Deliveries: deliveries})
 	}
+	job.Blobs = q
 
 	if deliveries > q.settings.MaxDeliver {
 		// The server redelivers without a limit; the delivery before this one was the last

@@ -33,13 +33,15 @@ const QueueName = "rollout"
 // JobKind is the kind of a rollout job.
 const JobKind = "rollout"
 
-// JobBody is what a worker needs to run one sample: the task file and the files it needs, the
-// task, the sample's seed and the agent (Episode), and where its trace goes. It holds no secret:
-// a worker takes the model's key from its own environment.
+// JobBody is what a worker needs to run one sample: the task file, the task, the sample's seed
+// and the agent (Episode, without its files), the files the task file needs as refs of the
+// queue's blob store (Files, by path), and where its trace goes. It holds no secret: a worker
+// takes the model's key from its own environment.
 type JobBody struct {
-	Task    string          `json:"task"`  // the task's name: the trace is OUT/<task>/<index>.jsonl
-	Index   int             `json:"index"` // the sample
-	Episode isolate.Episode `json:"episode"`
+	Task    string            `json:"task"`  // the task's name: the trace is OUT/<task>/<index>.jsonl
+	Index   int               `json:"index"` // the sample
+	Episode isolate.Episode   `json:"episode"`
+	Files   map[string]string `json:"files"` // the episode's files: path → blob ref (queue.PutFiles)
 }
 
 // QueueJobID is the id of the job of sample i of the task t: the SHA-256 of the hash of the
@@ -67,10 +69,10 @@ func QueueJobID(ep *isolate.Episode, task string, i int, config *jsonv.Object) s
 	return JobKind + "-" + hex.EncodeToString(h.Sum(nil))
 }
 
-// RunQueued rolls out every task like Run, but runs no episode here: it publishes a job for each
-// sample that has no current trace in Out and writes the traces the workers send back, each
-// atomically to OUT/<task>/<sample>.jsonl, as they come. Every task must come with Isolated
-// (workers run task files only). Resuming, the manifest and the checks are Run's. A sample whose
+// RunQueued rolls out every task like Run, but runs no episode here: it stores each task's files
+// in q's blob store once, publishes a job for each sample that has no current trace in Out and
+// writes the traces the workers send back, each atomically to OUT/<task>/<sample>.jsonl, as they
+// come. Every task must come with Isolated (workers run task files only). Resuming, the manifest and the checks are Run's. A sample whose
 // job failed has no trace (not even a .partial: the worker keeps it) and the job's error; when
 // ctx is done first, the samples still out are interrupted. Their jobs stay on the queue, and a
 // rollout started again picks up their results. Options.Pool, Jobs and NewAgent are not used.
@@ -92,15 +94,22 @@ func RunQueued(ctx context.Context, tasks []Task, opts Options, q *queue.Queue) 
 	}
 	var todo []queue.Job
 	bySample := map[string]*Sample{}
+	refs := map[int]map[string]string{} // the blob refs of each task's files
 	for _, j := range toRun {
 		t, s := tasks[j.t], &res.Tasks[j.t].Samples[j.i]
 		ep := *t.Isolated
 		ep.Seed, ep.Agent = s.Seed, opts.AgentSpec
-		body, err := json.Marshal(JobBody{Task: t.Task.Name, Index: j.i, Episode: ep})
+		id := QueueJobID(&ep, t.Task.Name, j.i, opts.Config)
+		if refs[j.t] == nil {
+			if refs[j.t], err = q.PutFiles(ctx, ep.Files); err != nil {
+				return nil, fmt.Errorf("rollout: task %s: %w", t.Task.Name, err)
+			}
+		}
+		ep.Files = nil
+		body, err := json.Marshal(JobBody{Task: t.Task.Name, Index: j.i, Episode: ep, Files: refs[j.t]})
 		if err != nil {
 			return nil, err
 		}
-		id := QueueJobID(&ep, t.Task.Name, j.i, opts.Config)
 		bySample[id] = s
 		todo = append(todo, queue.Job{ID: id, Kind: JobKind, Body: body})
 	}
@@ -176,8 +185,9 @@ func record(s *Sample, r queue.Result) {
 	FillSample(s, events)
 }
 
-// Handler runs rollout jobs for queue.Work: each job's episode runs in pool, as a local
-// isolated sample does (runIsolated), and the job's answer is its trace. A model agent's
+// Handler runs rollout jobs for queue.Work: each job's episode runs in pool, with the files its
+// body names read from the queue's blobs (Job.Blobs), as a local isolated sample does
+// (runIsolated), and the job's answer is its trace. A model agent's
 // requests and those of the task's user and judge models go out with the key in getenv
 // (OPENAI_API_KEY, and OPENAI_BASE_URL for a model without a base URL). A job whose episode
 // does not start, whose setup fails, whose worker stops (memory-limit, timeout, crash) or whose
@@ -185,12 +195,12 @@ func record(s *Sample, r queue.Result) {
 // deliver.
 func Handler(pool *isolate.Pool, getenv func(string) string) queue.Handler {
 	return func(ctx context.Context, job queue.Job) ([]byte, error) {
-		if job.Kind != JobKind {
-			return nil, fmt.Errorf("not a rollout job: kind %q", job.Kind)
+		body, err := queue.Decode[JobBody](job, JobKind)
+		if err != nil {
+			return nil, err
 		}
-		var body JobBody
-		if err := json.Unmarshal(job.Body, &body); err != nil {
-			return nil, fmt.Errorf("rollout job: %v", err)
+		if body.Episode.Files, err = queue.GetFiles(ctx, job.Blobs, body.Files); err != nil {
+			return nil, fmt.Errorf("rollout job: %w", err)
 		}
 		model, err := HostModel(body.Episode.Agent, getenv)
 		if err != nil {

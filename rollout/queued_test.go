@@ -3,15 +3,16 @@ package rollout
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/queuetest"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/queue"
 	"github.com/coworkenv/coworkenv/runtime/episode"
@@ -46,11 +47,16 @@ task(name = "t2", prompt = "Write the text to /c.txt.", tools = ["fs"], setup = 
 
 // isolatedTasks are two tasks of two files, each with the files its workers need.
 func isolatedTasks(t *testing.T) []Task {
+	return isolatedCorpus(t, "hello")
+}
+
+// isolatedCorpus are the tasks of isolatedTasks, with the text t2 writes.
+func isolatedCorpus(t *testing.T, text string) []Task {
 	t.Helper()
 	c := dsl.NewCorpus(fstest.MapFS{
 		"a.star":        {Data: []byte(task1)},
 		"b.star":        {Data: []byte(task2)},
-		"lib/text.star": {Data: []byte("TEXT = \"hello\"\n")},
+		"lib/text.star": {Data: []byte(fmt.Sprintf("TEXT = %q\n", text))},
 	}, ".", "c")
 	support, err := isolate.Support(c)
 	require.NoError(t, err)
@@ -76,40 +82,28 @@ func oracleOptions(out string, pool *isolate.Pool) Options {
 		AgentSpec: isolate.Agent{Name: "oracle"}}
 }
 
-// queueFixture is an embedded server, a queue on it and in-process workers; every piece is
-// stopped when the test ends.
-type queueFixture struct {
-	q    *queue.Queue
-	runs atomic.Int64 // jobs the workers' handler ran
-	stop func()       // stops the workers and waits for them
+// startQueue starts a server with the rollout queue and workers running Handler on pool.
+func startQueue(t *testing.T, pool *isolate.Pool, workers int, opts ...queuetest.Options) *queuetest.Workers {
+	return queuetest.Start(t, QueueName, workers, Handler(pool, func(string) string { return "" }), opts...)
 }
 
-func startQueue(t *testing.T, pool *isolate.Pool, workers int) *queueFixture {
+// sameTraces checks that the traces of the samples 0 and 1 of t1 and t2 are the same bytes in
+// the folders want and got, with no partial trace left in got; it returns them by task.
+func sameTraces(t *testing.T, want, got string) map[string][][]byte {
 	t.Helper()
-	url, stopServer, err := queue.Embedded(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(stopServer)
-	q, err := queue.Open(context.Background(), url, QueueName)
-	require.NoError(t, err)
-	t.Cleanup(q.Close)
-	fx := &queueFixture{q: q}
-	handler := Handler(pool, func(string) string { return "" })
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.NoError(t, q.Work(ctx, func(ctx context.Context, job queue.Job) ([]byte, error) {
-				fx.runs.Add(1)
-				return handler(ctx, job)
-			}))
-		}()
+	out := map[string][][]byte{}
+	for _, name := range []string{"t1", "t2"} {
+		for i := range 2 {
+			w, err := os.ReadFile(TracePath(want, name, i))
+			require.NoError(t, err)
+			g, err := os.ReadFile(TracePath(got, name, i))
+			require.NoError(t, err)
+			assert.Equal(t, string(w), string(g), "%s sample %d", name, i)
+			assert.NoFileExists(t, TracePath(got, name, i)+".partial")
+			out[name] = append(out[name], g)
+		}
 	}
-	var once sync.Once
-	fx.stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
-	t.Cleanup(fx.stop)
-	return fx
+	return out
 }
 
 func summaryOf(t *testing.T, res *Result) (string, string) {
@@ -138,23 +132,14 @@ func TestQueuedRolloutMatchesLocal(t *testing.T) {
 	var progress []Progress
 	o := oracleOptions(queuedOut, nil)
 	o.Progress = func(p Progress) { progress = append(progress, p) }
-	queued, err := RunQueued(context.Background(), tasks, o, fx.q)
+	queued, err := RunQueued(context.Background(), tasks, o, fx.Q)
 	require.NoError(t, err)
 	assert.Equal(t, 4, queued.Ran)
 	assert.Equal(t, 0, queued.Failed)
 	require.Len(t, progress, 4)
 	assert.Equal(t, Progress{Done: 4, Total: 4, Passed: 4}, progress[3])
 
-	for _, name := range []string{"t1", "t2"} {
-		for i := range 2 {
-			want, err := os.ReadFile(TracePath(localOut, name, i))
-			require.NoError(t, err)
-			got, err := os.ReadFile(TracePath(queuedOut, name, i))
-			require.NoError(t, err)
-			assert.Equal(t, string(want), string(got), "%s sample %d", name, i)
-			assert.NoFileExists(t, TracePath(queuedOut, name, i)+".partial")
-		}
-	}
+	sameTraces(t, localOut, queuedOut)
 	wantManifest, err := os.ReadFile(filepath.Join(localOut, ManifestFile))
 	require.NoError(t, err)
 	gotManifest, err := os.ReadFile(filepath.Join(queuedOut, ManifestFile))
@@ -166,10 +151,10 @@ func TestQueuedRolloutMatchesLocal(t *testing.T) {
 	assert.Equal(t, wantJSON, gotJSON)
 
 	// A queued rollout into the same folder resumes every sample and publishes nothing.
-	again, err := RunQueued(context.Background(), tasks, oracleOptions(queuedOut, nil), fx.q)
+	again, err := RunQueued(context.Background(), tasks, oracleOptions(queuedOut, nil), fx.Q)
 	require.NoError(t, err)
 	assert.Equal(t, 4, again.Resumed)
-	assert.Equal(t, int64(4), fx.runs.Load())
+	assert.Equal(t, int64(4), fx.Runs())
 }
 
 // Publishing a rollout's jobs again does not run them again: with the traces gone and no worker
@@ -182,11 +167,11 @@ func TestQueuedRolloutPublishedTwice(t *testing.T) {
 	tasks := isolatedTasks(t)
 	fx := startQueue(t, pool, 2)
 	out := t.TempDir()
-	first, err := RunQueued(context.Background(), tasks, oracleOptions(out, nil), fx.q)
+	first, err := RunQueued(context.Background(), tasks, oracleOptions(out, nil), fx.Q)
 	require.NoError(t, err)
 	require.Equal(t, 4, first.Ran)
-	fx.stop()
-	require.Equal(t, int64(4), fx.runs.Load())
+	fx.Stop()
+	require.Equal(t, int64(4), fx.Runs())
 
 	traces := map[string][]byte{}
 	for _, name := range []string{"t1", "t2"} {
@@ -198,7 +183,7 @@ func TestQueuedRolloutPublishedTwice(t *testing.T) {
 			require.NoError(t, os.Remove(p))
 		}
 	}
-	second, err := RunQueued(context.Background(), tasks, oracleOptions(out, nil), fx.q)
+	second, err := RunQueued(context.Background(), tasks, oracleOptions(out, nil), fx.Q)
 	require.NoError(t, err)
 	assert.Equal(t, 4, second.Ran)
 	for p, want := range traces {
@@ -206,10 +191,10 @@ func TestQueuedRolloutPublishedTwice(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), p)
 	}
-	st, err := fx.q.Status(context.Background())
+	st, err := fx.Q.Status(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, queue.Status{Done: 4}, st, "no job was queued again")
-	assert.Equal(t, int64(4), fx.runs.Load())
+	assert.Equal(t, int64(4), fx.Runs())
 }
 
 // A job whose episode cannot start fails with the reason, and its sample is failed without a
@@ -224,11 +209,40 @@ func TestQueuedRolloutFailedJob(t *testing.T) {
 	out := t.TempDir()
 	o := oracleOptions(out, nil)
 	o.Samples = 1
-	res, err := RunQueued(context.Background(), tasks, o, fx.q)
+	res, err := RunQueued(context.Background(), tasks, o, fx.Q)
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Failed)
 	s := res.Tasks[0].Samples[0]
 	assert.Contains(t, s.Err, "nope")
 	assert.NoFileExists(t, s.Path)
-	assert.Equal(t, int64(queue.DefaultMaxDeliver), fx.runs.Load(), "delivered until max deliver")
+	assert.Equal(t, int64(queue.DefaultMaxDeliver), fx.Runs(), "delivered until max deliver")
+}
+
+// On a server that takes messages of 64 KiB at most, a task whose files are larger (they go to
+// the blob store, and the job carries their refs) and whose trace is larger (the result carries
+// its ref) rolls out as it does locally, byte for byte; the job bodies stay small.
+func TestQueuedRolloutUnderASmallMaxPayload(t *testing.T) {
+	const limit = 64 << 10
+	pool, err := isolate.NewPool(isolate.Options{Workers: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { pool.Close() })
+	tasks := isolatedCorpus(t, strings.Repeat("a long text to write. ", 4000)) // 88,000 bytes
+	size := 0
+	for _, data := range tasks[1].Isolated.Files {
+		size += len(data)
+	}
+	require.Greater(t, size, limit)
+
+	localOut := t.TempDir()
+	_, err = Run(context.Background(), tasks, oracleOptions(localOut, pool))
+	require.NoError(t, err)
+
+	fx := startQueue(t, pool, 2, queuetest.Options{MaxPayload: limit})
+	queuedOut := t.TempDir()
+	queued, err := RunQueued(context.Background(), tasks, oracleOptions(queuedOut, nil), fx.Q)
+	require.NoError(t, err)
+	require.Equal(t, 0, queued.Failed, "%+v", queued.Tasks)
+	for _, tr := range sameTraces(t, localOut, queuedOut)["t2"] {
+		assert.Greater(t, len(tr), limit)
+	}
 }

@@ -20,7 +20,7 @@ const validateQueueHelp = `--queue URL publishes every task file as a job on the
 checking it here (docs/scaling.md), and prints the report that ` + "`coworkenv worker --queue URL`" + `
 processes send back: the same as a local validate's. Every file is then checked in workers, the
 built-in corpus's too (--in-process is refused). A file already checked with the same content and
-models is not checked again while the queue remembers its job (--retry-failed runs again the jobs
+models is not checked again while its result is on the queue (--retry-failed runs again the jobs
 that failed). --queue embedded starts a server in this process and --jobs workers on it.
 
 ` + queueFlagsHelp
