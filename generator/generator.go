@@ -208,16 +208,11 @@ func usageErr(format string, a ...any) error {
 // (a model that cannot be reached, a cassette mismatch, ctx done) after the attempts committed
 // so far, and running the same options again resumes.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
-	g, start, records, closeFn, err := setup(ctx, &opts)
+	g, start, records, mw, closeFn, err := begin(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	mw, err := openManifest(opts.Out)
-	if err != nil {
-		return nil, err
-	}
-	defer mw.Close()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -287,6 +282,19 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return sum, runErr
 	}
 	return sum, nil
+}
+
+// begin sets a run up (setup) and opens its manifest for appending; closeFn closes both.
+func begin(ctx context.Context, opts *Options) (g *gen, start int, records []Record, mw *manifestWriter, closeFn func(), err error) {
+	g, start, records, closeSetup, err := setup(ctx, opts)
+	if err != nil {
+		return nil, 0, nil, nil, nil, err
+	}
+	if mw, err = openManifest(opts.Out); err != nil {
+		closeSetup()
+		return nil, 0, nil, nil, nil, err
+	}
+	return g, start, records, mw, func() { mw.Close(); closeSetup() }, nil
 }
 
 // setup checks the options, loads the corpus, reads the manifest of an earlier run and

@@ -117,23 +117,18 @@ type attemptAnswer struct {
 //
 // A job that fails (after the queue's deliveries: a model that cannot be reached, the model
 // failing while it answers for a candidate's simulated user) stops the run like a failed
-// attempt stops Run, after the attempts before it are committed. Its failure stays on the queue
-// while the queue remembers the job: starting the run again against the same queue gets the
-// same failure back.
+// attempt stops Run, after the attempts before it are committed. Its failure stays on the queue:
+// starting the run again against the same queue gets the same failure back, unless the queue
+// was opened WithRetryFailed.
 func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(queue.Progress)) (*Summary, error) {
 	if opts.Record != "" || opts.Replay != "" {
 		return nil, usageErr("--record and --replay cannot be used with --queue: the workers ask the model")
 	}
-	g, start, records, closeFn, err := setup(ctx, &opts)
+	g, start, records, mw, closeFn, err := begin(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	mw, err := openManifest(opts.Out)
-	if err != nil {
-		return nil, err
-	}
-	defer mw.Close()
 
 	jobs, err := newAttemptJobs(ctx, g, q)
 	if err != nil {
