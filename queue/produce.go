@@ -51,8 +51,9 @@ type Produce struct {
 	// Total is the number of jobs the call publishes in all, for Progress (default: those of
 	// Jobs).
 	Total int
-	// Progress, when set, is told the counts after the first jobs are published, after each
-	// result and every Poll (with the running count the server gives); one call at a time.
+	// Progress, when set, is told the counts after the first jobs are published, when a result
+	// is taken (before OnResult), after the jobs OnResult returns are published, and every Poll
+	// (with the running count the server gives); one call at a time.
 	Progress func(Progress)
 	// Poll is how often the running count is read for Progress (default DefaultPoll).
 	Poll time.Duration
@@ -176,6 +177,9 @@ func (pr *producer) takeReady(ctx context.Context) error {
 		}
 		pr.count()
 		pr.mu.Unlock()
+		// the counts are told before OnResult, so that a display that also counts what OnResult
+		// records never shows the job as both finished and still waiting
+		pr.report()
 		more, err := pr.p.OnResult(r)
 		if err != nil {
 			return err
@@ -184,8 +188,8 @@ func (pr *producer) takeReady(ctx context.Context) error {
 			if err := pr.publish(ctx, more); err != nil {
 				return err
 			}
+			pr.report()
 		}
-		pr.report()
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -175,6 +177,12 @@ func TestRolloutQueueFlags(t *testing.T) {
 	assert.Equal(t, 1, code, errs)
 	assert.Contains(t, errs, "hello sample 0 failed: no worker today")
 	assert.Contains(t, errs, "rollout: 20/20 (100%) · 0 passed · 20 failed · 0 running · 0 queued")
+	// no line shows a sample both finished and still running or queued
+	line := regexp.MustCompile(`rollout: (\d+)/(\d+) .* · (\d+) running · (\d+) queued`)
+	for _, m := range line.FindAllStringSubmatch(errs, -1) {
+		done, total, running, queued := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3]), atoi(t, m[4])
+		assert.LessOrEqual(t, done+running+queued, total, "progress line %q", m[0])
+	}
 	assert.Equal(t, 20, delivered())
 	code, out, errs := cli(t, "queue", "status", "--queue", url, "--name", rollout.QueueName, "--json")
 	require.Equal(t, 0, code, errs)
@@ -187,4 +195,11 @@ func TestRolloutQueueFlags(t *testing.T) {
 	code, _, errs = cli(t, append(args, "--retry-failed")...)
 	assert.Equal(t, 1, code, errs)
 	assert.Equal(t, 40, delivered())
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }

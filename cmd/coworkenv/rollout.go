@@ -247,11 +247,7 @@ func showProgress(bar *progress.Bar, opts *rollout.Options, queued bool) {
 	show := func() {
 		detail := progressDetail(last)
 		if jobs != nil {
-			// the queue's counts may lag the samples written by a result: no more than the
-			// samples left are shown running or queued
-			left := last.Total - last.Done
-			running := min(jobs.Running, left)
-			detail += fmt.Sprintf(" · %d running · %d queued", running, min(jobs.Queued, left-running))
+			detail += fmt.Sprintf(" · %d running · %d queued", jobs.Running, jobs.Queued)
 		}
 		bar.Set(last.Done, detail)
 	}
