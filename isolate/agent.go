@@ -74,6 +74,14 @@ func roleRetry(role string, onRetry func(int, time.Duration, error)) func(int, t
 // NewModels are the models that answer for the task's simulated users and judges in an episode
 // of a run in this process (ModelConfig of a.User and a.Judge with base), nil when a names none.
 func NewModels(a Agent, base modelagent.Config) (*episode.Models, error) {
+	return roleModels(a, func(role string, s *ModelSettings) (modelagent.Config, error) {
+		return ModelConfig(role, s, base)
+	})
+}
+
+// roleModels are the models of a's simulated users and judges, each configured by config from
+// its settings, nil when a names none.
+func roleModels(a Agent, config func(role string, s *ModelSettings) (modelagent.Config, error)) (*episode.Models, error) {
 	var user, judge *modelagent.Config
 	for _, m := range []struct {
 		role string
@@ -83,7 +91,7 @@ func NewModels(a Agent, base modelagent.Config) (*episode.Models, error) {
 		if m.s == nil {
 			continue
 		}
-		cfg, err := ModelConfig(m.role, m.s, base)
+		cfg, err := config(m.role, m.s)
 		if err != nil {
 			return nil, fmt.Errorf("the %s model: %v", m.role, err)
 		}
@@ -224,31 +232,22 @@ func workerModel(s *ModelSettings, c *conn) modelagent.Config {
 // "user.http" and "judge.http", which it serves with its configuration of that model (Host),
 // and they wait and tell of their retries through the pool like the agent's model.
 func workerModels(a Agent, c *conn) (*episode.Models, error) {
-	var user, judge *modelagent.Config
-	for _, m := range []struct {
-		role string
-		s    *ModelSettings
-		dst  **modelagent.Config
-	}{{RoleUser, a.User, &user}, {RoleJudge, a.Judge, &judge}} {
-		if m.s == nil {
-			continue
-		}
-		cfg, err := m.s.config()
+	return roleModels(a, func(role string, s *ModelSettings) (modelagent.Config, error) {
+		cfg, err := s.config()
 		if err != nil {
-			return nil, fmt.Errorf("the %s model: %v", m.role, err)
+			return cfg, err
 		}
 		cfg.HostHeaders = nil
-		cfg.HTTPClient = &http.Client{Transport: forwarder{c: c, method: m.role + ".http"}}
+		cfg.HTTPClient = &http.Client{Transport: forwarder{c: c, method: role + ".http"}}
 		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
 			_, err := c.call(ctx, "sleep", d)
 			return err
 		}
-		cfg.OnRetry = roleRetry(m.role, func(attempt int, delay time.Duration, reason error) {
+		cfg.OnRetry = roleRetry(role, func(attempt int, delay time.Duration, reason error) {
 			c.send(&message{Retry: &retried{Attempt: attempt, Delay: delay, Reason: reason.Error()}})
 		})
-		*m.dst = &cfg
-	}
-	return simmodel.New(user, judge)
+		return cfg, nil
+	})
 }
 
 // failing is a transport whose every request fails with err.
