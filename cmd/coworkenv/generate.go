@@ -182,16 +182,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	bar := progress.New(stderr, "generate", *count)
 	defer bar.Close()
 	opts.Log = bar.Writer(stderr)
-	accepted, rejected := 0, 0
-	opts.OnRecord = func(r generator.Record) {
-		if r.Status == "accepted" {
-			accepted++
-		} else {
-			rejected++
-		}
-		bar.Set(r.Attempt+1, fmt.Sprintf("%d accepted · %d rejected", accepted, rejected))
-	}
-	sum, err := runGenerate(ctx, qr, opts, bar)
+	gp := &genProgress{bar: bar, count: *count}
+	opts.OnRecord = gp.record
+	sum, err := runGenerate(ctx, qr, opts, gp)
 	bar.Close()
 	if sum == nil {
 		msg := err.Error()

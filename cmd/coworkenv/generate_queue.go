@@ -25,9 +25,9 @@ it.
 
 ` + queueFlagsHelp
 
-// runGenerate runs the generation of opts: here, or on the queue of qr when given, with its
-// progress on bar.
-func runGenerate(ctx context.Context, qr *queueRun, opts generator.Options, bar *progress.Bar) (*generator.Summary, error) {
+// runGenerate runs the generation of opts: here, or on the queue of qr when given, with the
+// jobs' counts on gp.
+func runGenerate(ctx context.Context, qr *queueRun, opts generator.Options, gp *genProgress) (*generator.Summary, error) {
 	if !qr.on() {
 		return generator.Run(ctx, opts)
 	}
@@ -35,38 +35,7 @@ func runGenerate(ctx context.Context, qr *queueRun, opts generator.Options, bar 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", generator.ErrUsage, err)
 	}
-	// The bar counts the attempts written, as a local run's does, and tells the jobs' counts.
-	var mu sync.Mutex
-	written, accepted, rejected := -1, 0, 0
-	var jobs queue.Progress
-	show := func() {
-		done := max(written, 0)
-		if jobs.Total > 0 { // the attempts resumed are written
-			done = max(done, opts.Count-jobs.Total)
-		}
-		bar.Set(done, fmt.Sprintf("%d accepted · %d rejected · %d running · %d queued", accepted, rejected, jobs.Running, jobs.Queued))
-	}
-	onRecord := opts.OnRecord
-	opts.OnRecord = func(r generator.Record) {
-		if onRecord != nil {
-			onRecord(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		written = r.Attempt + 1
-		if r.Status == "accepted" {
-			accepted++
-		} else {
-			rejected++
-		}
-		show()
-	}
-	progress := func(p queue.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		jobs = p
-		show()
-	}
+	progress := gp.queue
 	var sum *generator.Summary
 	err = onQueue(ctx, *qr.url, generator.QueueName, qopts, opts.Jobs,
 		func() (queue.Handler, error) { return generator.Handler(opts.Pool, os.Getenv, opts.Log), nil },
@@ -76,4 +45,49 @@ func runGenerate(ctx context.Context, qr *queueRun, opts generator.Options, bar 
 			return err
 		})
 	return sum, err
+}
+
+// genProgress shows a generation's progress on its bar: the attempts written, accepted and
+// rejected, and for a queued run the attempts running and queued.
+type genProgress struct {
+	bar   *progress.Bar
+	count int // the attempts of the run
+
+	mu                          sync.Mutex
+	written, accepted, rejected int
+	jobs                        *queue.Progress // nil until the queue tells
+}
+
+// record counts an attempt written to the manifest (generator.Options.OnRecord).
+func (g *genProgress) record(r generator.Record) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.written = r.Attempt + 1
+	if r.Status == "accepted" {
+		g.accepted++
+	} else {
+		g.rejected++
+	}
+	g.show()
+}
+
+// queue takes the counts of a queued run's jobs.
+func (g *genProgress) queue(p queue.Progress) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.jobs = &p
+	g.show()
+}
+
+// show draws the counts; g.mu is held.
+func (g *genProgress) show() {
+	done := g.written
+	detail := fmt.Sprintf("%d accepted · %d rejected", g.accepted, g.rejected)
+	if g.jobs != nil {
+		if g.jobs.Total > 0 { // the attempts resumed are written
+			done = max(done, g.count-g.jobs.Total)
+		}
+		detail += fmt.Sprintf(" · %d running · %d queued", g.jobs.Running, g.jobs.Queued)
+	}
+	g.bar.Set(done, detail)
 }
