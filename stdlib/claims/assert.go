@@ -1,0 +1,881 @@
+package claims
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Value is a value a verifier expects, in its normal form: what a claim is compared with.
+type Value struct {
+	Kind  Kind
+	Value string // the normal form, as Claim.Value
+	Text  string // as the verifier gave it
+
+	num     decimal.Decimal
+	unit    string
+	day     time.Time
+	minutes int  // a time of day, in minutes after midnight
+	zoned   bool // minutes is in the zone zone (a time given as an instant)
+	zone    int  // minutes east of UTC
+	axis    string
+	nameKey string
+	stems   string   // a phrase, as joined stems
+	words   []string // a phrase's words
+	// a date and a time given together ("2026-01-15T10:00:00+01:00"): both must be stated
+	date, clock *Value
+}
+
+func (v Value) String() string {
+	if v.date != nil {
+		return v.date.Value + " " + v.clock.Value
+	}
+	return v.Value
+}
+
+// ParseValue reads what a verifier expects, as the reader reads a text: "14:30", "2026-01-15",
+// "EUR 1,240.00", "13.5%", "18 pallets", "+31 182 555 0231", "approved", "Dirk Peeters",
+// "INV-2041"; a date with a time ("2026-01-15T10:00:00+01:00") asks for both. kind ("" for any)
+// says which kind to read. A text that holds no value is a phrase: its words are looked for.
+func ParseValue(s string, kind Kind, opt Options) (Value, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Value{}, fmt.Errorf("an empty value")
+	}
+	if kind != "" && !validKind(kind) {
+		return Value{}, fmt.Errorf("unknown kind %q (want one of %s)", kind, kindList())
+	}
+	if kind == Phrase {
+		return phraseValue(s), nil
+	}
+	po := opt
+	po.Written = time.Time{} // "Friday" in a verifier's value names a weekday, never a day of the text's
+	if !opt.Written.IsZero() {
+		po.Written = opt.Written
+	}
+	d := read(s, po)
+	var ms []*mention
+	for _, m := range d.ments {
+		switch {
+		case kind == "" || m.Kind == kind || (kind == Number && family(m.Kind) == Number):
+			ms = append(ms, m)
+		case kind == Count && m.Kind == Number:
+			// a count of no unit in particular
+			c := *m
+			c.Kind, c.Value = Count, m.num.String()
+			ms = append(ms, &c)
+		}
+	}
+	// a date and a time together
+	if (kind == "" || kind == Date || kind == Time) && len(ms) >= 2 {
+		var dm, tm *mention
+		for _, m := range ms {
+			if m.Kind == Date && dm == nil {
+				dm = m
+			}
+			if m.Kind == Time && tm == nil {
+				tm = m
+			}
+		}
+		if dm != nil && tm != nil && kind == "" {
+			dv, tv := fromMention(dm, d), fromMention(tm, d)
+			if off := isoOffset(s); off != nil {
+				// an instant: read it in the writer's zone
+				loc := opt.Location
+				if loc == nil {
+					loc = time.UTC
+				}
+				t, err := time.Parse(time.RFC3339, s)
+				if err == nil {
+					lt := t.In(loc)
+					dv = dateValue(time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, time.UTC))
+					tv = clockValue(lt.Hour(), lt.Minute())
+					_, zoff := lt.Zone()
+					tv.zoned, tv.zone = true, zoff/60
+				}
+			}
+			v := Value{Kind: Date, Value: dv.Value + " " + tv.Value, Text: s, date: &dv, clock: &tv}
+			return v, nil
+		}
+	}
+	if len(ms) == 0 {
+		if kind != "" {
+			return Value{}, fmt.Errorf("%q holds no %s", s, kind)
+		}
+		return phraseValue(s), nil
+	}
+	v := fromMention(ms[0], d)
+	v.Text = s
+	return v, nil
+}
+
+// isoOffset is the zone of an RFC 3339 time ("Z", "+01:00"), or nil.
+func isoOffset(s string) *int {
+	if len(s) < 20 || s[10] != 'T' {
+		return nil
+	}
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		return nil
+	}
+	z := 0
+	return &z
+}
+
+func fromMention(m *mention, d *Doc) Value {
+	v := Value{Kind: m.Kind, Value: m.Value, Text: m.Text, num: m.num, unit: m.unit, day: m.day, axis: m.axis, nameKey: m.nameKey}
+	if m.Kind == Time {
+		v.minutes = atoi(m.Value[:2])*60 + atoi(m.Value[3:])
+		if m.zone != nil {
+			v.zoned, v.zone = true, *m.zone
+		}
+	}
+	return v
+}
+
+func dateValue(t time.Time) Value {
+	return Value{Kind: Date, Value: t.Format("2006-01-02"), day: t}
+}
+
+func clockValue(h, m int) Value {
+	return Value{Kind: Time, Value: fmtHM(h, m), minutes: h*60 + m}
+}
+
+func phraseValue(s string) Value {
+	ws := phraseWords(s)
+	var st []string
+	for _, w := range ws {
+		if x := stem(w); x != "" {
+			st = append(st, x)
+		}
+	}
+	return Value{Kind: Phrase, Value: strings.ToLower(s), Text: s, words: st, stems: strings.Join(st, "")}
+}
+
+// NumberValue is a plain number a verifier expects (an int or a float in Starlark).
+func NumberValue(x decimal.Decimal) Value {
+	return Value{Kind: Number, Value: x.String(), Text: x.String(), num: x}
+}
+
+// TimeValue is an instant a verifier expects: its day and time of day in the writer's zone.
+func TimeValue(t time.Time, opt Options) Value {
+	loc := opt.Location
+	if loc == nil {
+		loc = t.Location()
+	}
+	lt := t.In(loc)
+	dv := dateValue(time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, time.UTC))
+	tv := clockValue(lt.Hour(), lt.Minute())
+	_, off := lt.Zone()
+	tv.zoned, tv.zone = true, off/60
+	return Value{Kind: Date, Value: dv.Value + " " + tv.Value, Text: lt.Format(time.RFC3339), date: &dv, clock: &tv}
+}
+
+func validKind(k Kind) bool {
+	for _, x := range Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func kindList() string {
+	var parts []string
+	for _, k := range Kinds {
+		parts = append(parts, string(k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ---- comparing ----
+
+// matches reports whether the claim m states the value v.
+func (d *Doc) matches(v *Value, m *mention) bool {
+	switch v.Kind {
+	case Date:
+		if m.Kind != Date || m.conflict {
+			return false
+		}
+		if m.weekday >= 0 && m.day.IsZero() {
+			return int(v.day.Weekday()) == m.weekday
+		}
+		if !d.hasClock {
+			return m.day.Month() == v.day.Month() && m.day.Day() == v.day.Day()
+		}
+		if m.day.Equal(v.day) {
+			return true
+		}
+		for _, a := range m.alts {
+			if a.Equal(v.day) {
+				return true
+			}
+		}
+		return false
+	case Time:
+		if m.Kind != Time {
+			return false
+		}
+		return d.minutesOf(m, v) == v.minutes
+	case Money:
+		switch m.Kind {
+		case Money:
+			return m.unit == v.unit && m.num.Equal(v.num)
+		case Number:
+			return m.num.Equal(v.num)
+		}
+	case Percent:
+		return (m.Kind == Percent || m.Kind == Number) && m.num.Equal(v.num)
+	case Count:
+		return (m.Kind == Count && (m.unit == v.unit || v.unit == "") || m.Kind == Number) && m.num.Equal(v.num)
+	case Number:
+		return (m.Kind == Number || m.Kind == Count || m.Kind == Money) && m.num.Equal(v.num)
+	case Duration:
+		return m.Kind == Duration && m.num.Equal(v.num) && m.unit == v.unit
+	case Phone, Email:
+		return m.Kind == v.Kind && m.Value == v.Value
+	case ID:
+		return m.Kind == ID && strings.EqualFold(m.Value, v.Value)
+	case Name:
+		return m.Kind == Name && m.nameKey == v.nameKey
+	case Status:
+		return m.Kind == Status && m.axis == v.axis && m.Value == v.Value
+	}
+	return false
+}
+
+// minutesOf is a time of day of the text in the zone the verifier's value is in: a time written
+// with a zone ("09:00 UTC") is moved to the value's zone (or the writer's).
+func (d *Doc) minutesOf(m *mention, v *Value) int {
+	mins := atoi(m.Value[:2])*60 + atoi(m.Value[3:])
+	if m.zone == nil {
+		return mins
+	}
+	target := 0
+	switch {
+	case v.zoned:
+		target = v.zone
+	case d.opt.Location != nil:
+		_, off := time.Date(2026, 1, 1, 12, 0, 0, 0, d.opt.Location).Zone()
+		target = off / 60
+	}
+	return ((mins-*m.zone+target)%1440 + 1440) % 1440
+}
+
+// rivals reports whether the claim m, which does not state v, states another value of v's kind.
+func (d *Doc) rivals(v *Value, m *mention) bool {
+	switch v.Kind {
+	case Date:
+		return m.Kind == Date
+	case Time:
+		return m.Kind == Time && m.Role != "end"
+	case Money:
+		return m.Kind == Money || m.Kind == Number
+	case Percent:
+		return m.Kind == Percent || m.Kind == Number
+	case Count:
+		return m.Kind == Count && (m.unit == v.unit || v.unit == "") || m.Kind == Number
+	case Number:
+		return m.Kind == Number || m.Kind == Count || m.Kind == Money
+	case Duration:
+		return m.Kind == Duration
+	case Phone, Email, ID:
+		return m.Kind == v.Kind
+	case Name:
+		return m.Kind == Name && d.nameClass(m.nameKey) == d.nameClass(v.nameKey)
+	case Status:
+		return m.Kind == Status && m.axis == v.axis
+	}
+	return false
+}
+
+// ---- what a claim is about ----
+
+// cue is one thing a claim must be about: a label ("cut-off") or a known name ("Kaasmakers").
+type cue struct {
+	text  string
+	key   string // the name's key or the id, for a name or an id
+	class string // the name's class, or "id"
+	alts  []string
+}
+
+// cues reads the things a claim must be about. An element may offer alternatives separated by
+// "|" ("cut-off|deadline").
+func (d *Doc) cues(about []string) []cue {
+	var out []cue
+	for _, a := range about {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		c := cue{text: a}
+		for _, alt := range strings.Split(a, "|") {
+			alt = strings.TrimSpace(alt)
+			if alt == "" {
+				continue
+			}
+			if !strings.Contains(a, "|") {
+				if key := d.nameKeyOf(alt); key != "" {
+					c.key, c.class = key, string(d.nameClass(key))
+				} else if id := d.idOf(alt); id != "" {
+					c.key, c.class = id, "id"
+				}
+			}
+			c.alts = append(c.alts, phraseValue(alt).stems)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// nameKeyOf is the key of the known name a text is (one of its aliases), or "".
+func (d *Doc) nameKeyOf(text string) string {
+	ws := phraseWords(text)
+	if len(ws) == 0 {
+		return ""
+	}
+	for _, a := range d.names[ws[0]] {
+		if strings.Join(a.words, " ") == strings.Join(ws, " ") {
+			return a.key
+		}
+	}
+	return ""
+}
+
+// idOf is the id a text is, when the reader reads it as one id, or "".
+func (d *Doc) idOf(text string) string {
+	x := read(text, Options{IDs: d.opt.IDs})
+	if len(x.ments) == 1 && x.ments[0].Kind == ID && x.ments[0].Start == 0 && x.ments[0].End == len(strings.TrimSpace(text)) {
+		return x.ments[0].Value
+	}
+	return ""
+}
+
+// about reports whether the claim m is about every cue. A name a verifier expects is about the
+// cues of its own clause only (another name in the clauses around it plays another part).
+func (d *Doc) about(m *mention, cs []cue) bool {
+	scope := m.scope
+	if m.Kind == Name {
+		scope = d.scope(d.sents[m.Sentence], m.item, m.col, true)
+	}
+	for _, c := range cs {
+		if !d.aboutOne(scope, func(class string) string { return d.entity(d.sents[m.Sentence], m.item, class) }, c) {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Doc) aboutOne(scope []span, entity func(class string) string, c cue) bool {
+	if c.key != "" {
+		return strings.EqualFold(entity(c.class), c.key)
+	}
+	for _, alt := range c.alts {
+		for _, r := range scope {
+			if d.findStems(r.t0, r.t1, alt) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// findStems finds the joined stems want in tokens t0..t1, at word boundaries; it returns the
+// first token of the match, or -1.
+func (d *Doc) findStems(t0, t1 int, want string) int {
+	if want == "" {
+		return -1
+	}
+	for k := t0; k < t1; k++ {
+		st := d.stemOf(k)
+		if st == "" || !strings.HasPrefix(want, st) {
+			continue
+		}
+		acc := st
+		j := k + 1
+		for len(acc) < len(want) && j < t1 {
+			if d.toks[j].low == "-" || d.toks[j].low == "'" || d.toks[j].low == "’" {
+				j++
+				continue
+			}
+			x := d.stemOf(j)
+			if x == "" || !strings.HasPrefix(want[len(acc):], x) {
+				break
+			}
+			acc += x
+			j++
+		}
+		if acc == want {
+			return k
+		}
+	}
+	return -1
+}
+
+func (d *Doc) stemOf(k int) string {
+	t := &d.toks[k]
+	if t.kind == tPunct {
+		return ""
+	}
+	return stem(t.key)
+}
+
+// stem is a light English stem: "cut-offs" and "cut-off" and "cutoff" meet as "cut"+"off",
+// "shipping" and "shipped" as "ship", "rates" and "rate" as "rat".
+func stem(w string) string {
+	w = strings.ReplaceAll(w, "'", "")
+	w = strings.ReplaceAll(w, "’", "")
+	n := len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ies"):
+		w = w[:n-3] + "y"
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = w[:n-3]
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		w = w[:n-2]
+	case n > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
+		w = w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
+		w = w[:n-1]
+	}
+	cut := len(w) < n
+	n = len(w)
+	if n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
+		n--
+	}
+	if cut && n > 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) && !strings.ContainsRune("aeiou0123456789", rune(w[n-1])) {
+		w = w[:n-1]
+	}
+	return w
+}
+
+// ---- statements ----
+
+// Verdict is the answer to a statement about a text, with the claims that decided it.
+type Verdict struct {
+	OK      bool
+	Why     string // one line: what was found, or what is missing or against it
+	Support *Claim // the claim that states the value, when there is one
+	Against *Claim // the rival, hedge or denial that fails it, when there is one
+}
+
+// States checks that the text asserts v about every cue, and asserts no other value of v's kind
+// about them: a rival value, a hedge, a conditional alternative or a denial of v fails it; a past
+// mention of another value ("moved from Thursday"), a question and somebody else's words do not.
+func (d *Doc) States(v Value, about []string) Verdict {
+	cs := d.cues(about)
+	if v.date != nil {
+		return d.statesWhen(v, cs, about)
+	}
+	if v.Kind == Phrase {
+		return d.statesPhrase(v, cs, about)
+	}
+	var supports, rivals []*mention
+	var weak, denial *mention
+	for _, m := range d.ments {
+		if !d.about(m, cs) {
+			continue
+		}
+		if d.matches(&v, m) {
+			switch {
+			case m.Stance == Asserted:
+				supports = append(supports, m)
+			case m.Stance == Negated:
+				if denial == nil {
+					denial = m
+				}
+			case m.Stance == Hedged || m.Stance == Conditional:
+				if weak == nil {
+					weak = m
+				}
+			}
+			continue
+		}
+		if d.rivals(&v, m) && m.Stance.puts() {
+			rivals = append(rivals, m)
+		}
+	}
+	var support, against *mention
+	if len(supports) > 0 {
+		support = supports[0]
+	}
+	against = denial
+	for _, r := range rivals {
+		if against != nil {
+			break
+		}
+		if v.Kind == Name && d.sharesClause(r, supports) {
+			continue // another person in the same clause plays another part ("Dirk covers Noor's leave")
+		}
+		against = r
+	}
+	return d.verdict(v, about, support, weak, against)
+}
+
+func (d *Doc) sharesClause(m *mention, others []*mention) bool {
+	for _, o := range others {
+		if o.Sentence == m.Sentence && d.clauseOf(o) == d.clauseOf(m) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Doc) clauseOf(m *mention) int { return d.sents[m.Sentence].items[m.item].clause }
+
+func (d *Doc) verdict(v Value, about []string, support, weak, against *mention) Verdict {
+	what := describe(v, about)
+	switch {
+	case against != nil && d.matches(&v, against):
+		return Verdict{Why: fmt.Sprintf("it denies %s: %s", what, quote(against)), Support: claimOf(support), Against: claimOf(against)}
+	case against != nil:
+		return Verdict{Why: fmt.Sprintf("it also %s %s: %s", verbOf(against.Stance), against.Value, quote(against)), Support: claimOf(support), Against: claimOf(against)}
+	case support == nil && weak != nil:
+		return Verdict{Why: fmt.Sprintf("it does not commit to %s (%s): %s", what, weak.Stance, quote(weak)), Against: claimOf(weak)}
+	case support == nil:
+		return Verdict{Why: fmt.Sprintf("it does not state %s", what)}
+	case weak != nil:
+		return Verdict{Why: fmt.Sprintf("it states %s, but also as a %s: %s", what, weak.Stance, quote(weak)), Support: claimOf(support), Against: claimOf(weak)}
+	}
+	return Verdict{OK: true, Why: fmt.Sprintf("it states %s: %s", what, quote(support)), Support: claimOf(support)}
+}
+
+func verbOf(s Stance) string {
+	switch s {
+	case Hedged:
+		return "offers"
+	case Conditional:
+		return "offers, on a condition,"
+	}
+	return "states"
+}
+
+// statesWhen checks a date and a time given together: both stated in one sentence (or the time's
+// scope holds the date), about the cues, with no rival day or time.
+func (d *Doc) statesWhen(v Value, cs []cue, about []string) Verdict {
+	var dates, times []*mention
+	var weak, against *mention
+	for _, m := range d.ments {
+		if m.Kind != Date && m.Kind != Time || !d.about(m, cs) {
+			continue
+		}
+		want := v.date
+		if m.Kind == Time {
+			want = v.clock
+		}
+		if d.matches(want, m) {
+			switch {
+			case m.Stance == Asserted:
+				if m.Kind == Date {
+					dates = append(dates, m)
+				} else {
+					times = append(times, m)
+				}
+			case m.Stance == Negated:
+				if against == nil {
+					against = m
+				}
+			case m.Stance == Hedged || m.Stance == Conditional:
+				if weak == nil {
+					weak = m
+				}
+			}
+			continue
+		}
+		if d.rivals(want, m) && m.Stance.puts() && against == nil {
+			against = m
+		}
+	}
+	var support *mention
+	for _, t := range times {
+		for _, dm := range dates {
+			if dm.Sentence == t.Sentence || d.inScope(t, dm) || d.inScope(dm, t) {
+				support = t
+				break
+			}
+		}
+		if support != nil {
+			break
+		}
+	}
+	if support == nil && against == nil && weak == nil && (len(dates) > 0) != (len(times) > 0) {
+		what := "the time " + v.clock.Value
+		if len(times) > 0 {
+			what = "the day " + v.date.Value
+		}
+		return Verdict{Why: fmt.Sprintf("it does not state %s with the other (%s)", what, describe(v, about))}
+	}
+	if against != nil && against.Kind == Date && d.matches(v.date, against) || against != nil && against.Kind == Time && d.matches(v.clock, against) {
+		return Verdict{Why: fmt.Sprintf("it denies %s: %s", describe(v, about), quote(against)), Against: claimOf(against)}
+	}
+	return d.verdict(v, about, support, weak, against)
+}
+
+// inScope reports whether n lies in m's scope.
+func (d *Doc) inScope(m, n *mention) bool {
+	for _, r := range m.scope {
+		if n.t0 >= r.t0 && n.t1 <= r.t1 {
+			return true
+		}
+	}
+	return false
+}
+
+// statesPhrase checks that the words of a phrase are asserted about the cues, and not denied.
+func (d *Doc) statesPhrase(v Value, cs []cue, about []string) Verdict {
+	var support, weak, against *occurrence
+	for _, o := range d.occurrences(v) {
+		if !d.occAbout(o, cs) {
+			continue
+		}
+		switch {
+		case o.stance == Asserted:
+			if support == nil {
+				support = o
+			}
+		case o.stance == Negated:
+			if against == nil {
+				against = o
+			}
+		case o.stance == Hedged || o.stance == Conditional:
+			if weak == nil {
+				weak = o
+			}
+		}
+	}
+	what := describe(v, about)
+	switch {
+	case against != nil:
+		return Verdict{Why: fmt.Sprintf("it denies %s: %q", what, against.text)}
+	case support == nil && weak != nil:
+		return Verdict{Why: fmt.Sprintf("it does not commit to %s (%s): %q", what, weak.stance, weak.text)}
+	case support == nil:
+		return Verdict{Why: fmt.Sprintf("it does not state %s", what)}
+	}
+	return Verdict{OK: true, Why: fmt.Sprintf("it states %s: %q", what, support.text)}
+}
+
+// occurrence is where a phrase stands in the text, with the stance and scope of that place.
+type occurrence struct {
+	s      *sentence
+	item   int
+	stance Stance
+	text   string
+	scope  []span
+}
+
+func (d *Doc) occurrences(v Value) []*occurrence {
+	var out []*occurrence
+	for _, s := range d.sents {
+		from := s.t0
+		for from < s.t1 {
+			k := d.findStems(from, s.t1, v.stems)
+			if k < 0 {
+				break
+			}
+			it := 0
+			for i, x := range s.items {
+				if k >= x.t0 && k < x.t1 {
+					it = i
+					break
+				}
+			}
+			o := &occurrence{s: s, item: it, stance: s.items[it].stance, scope: d.scope(s, it, -1, false)}
+			c := s.clauses[s.items[it].clause]
+			o.text = d.src[d.toks[s.items[c.i0].t0].s:d.toks[s.items[c.i1-1].t1-1].e]
+			out = append(out, o)
+			from = k + 1
+		}
+	}
+	return out
+}
+
+func (d *Doc) occAbout(o *occurrence, cs []cue) bool {
+	for _, c := range cs {
+		if !d.aboutOne(o.scope, func(class string) string { return d.entity(o.s, o.item, class) }, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// StatesOnly checks that every value of the kind the text puts forward (asserted, hedged or
+// conditional) about the cues is one of values. It holds for a text that states none: combine it
+// with States to require one.
+func (d *Doc) StatesOnly(kind Kind, values []Value, about []string) Verdict {
+	cs := d.cues(about)
+	for _, m := range d.ments {
+		if !m.Stance.puts() || !d.about(m, cs) {
+			continue
+		}
+		relevant := false
+		okv := false
+		for i := range values {
+			v := &values[i]
+			want := v
+			if v.date != nil {
+				if m.Kind == Date {
+					want = v.date
+				} else {
+					want = v.clock
+				}
+			}
+			if d.matches(want, m) {
+				okv = true
+			}
+			if d.rivals(want, m) || d.matches(want, m) {
+				relevant = true
+			}
+		}
+		if len(values) == 0 {
+			relevant = m.Kind == kind || family(m.Kind) == family(kind) && kind != Percent && m.Kind != Percent
+		}
+		if kind != "" && len(values) > 0 && m.Kind != kind && family(m.Kind) != family(kind) && !(kind == Date && m.Kind == Time) {
+			relevant = false
+		}
+		if relevant && !okv {
+			return Verdict{Why: fmt.Sprintf("it %s %s %s, which is not one of %s: %s", verbOf(m.Stance), kindName(m.Kind), m.Value, valueList(values), quote(m)), Against: claimOf(m)}
+		}
+	}
+	return Verdict{OK: true, Why: fmt.Sprintf("every %s it states is one of %s", kindName(kind), valueList(values))}
+}
+
+// Denies checks that the text denies v about the cues ("not approved", "rejected" for approved,
+// "I can't share it" for the phrase "share") and asserts it nowhere about them.
+func (d *Doc) Denies(v Value, about []string) Verdict {
+	cs := d.cues(about)
+	what := describe(v, about)
+	if v.Kind == Phrase {
+		var deny, assert *occurrence
+		for _, o := range d.occurrences(v) {
+			if !d.occAbout(o, cs) {
+				continue
+			}
+			if o.stance == Negated && deny == nil {
+				deny = o
+			}
+			if o.stance == Asserted && assert == nil {
+				assert = o
+			}
+		}
+		switch {
+		case assert != nil:
+			return Verdict{Why: fmt.Sprintf("it states %s: %q", what, assert.text)}
+		case deny == nil:
+			return Verdict{Why: fmt.Sprintf("it does not deny %s", what)}
+		}
+		return Verdict{OK: true, Why: fmt.Sprintf("it denies %s: %q", what, deny.text)}
+	}
+	var deny, assert *mention
+	for _, m := range d.ments {
+		if !d.about(m, cs) {
+			continue
+		}
+		if d.matches(&v, m) {
+			if m.Stance == Negated && deny == nil {
+				deny = m
+			}
+			if m.Stance.puts() && assert == nil {
+				assert = m
+			}
+			continue
+		}
+		if v.Kind == Status && m.Kind == Status && m.axis == v.axis && m.Stance == Asserted && deny == nil {
+			deny = m
+		}
+	}
+	switch {
+	case assert != nil:
+		return Verdict{Why: fmt.Sprintf("it %s %s: %s", verbOf(assert.Stance), what, quote(assert)), Against: claimOf(assert)}
+	case deny == nil:
+		return Verdict{Why: fmt.Sprintf("it does not deny %s", what)}
+	}
+	return Verdict{OK: true, Why: fmt.Sprintf("it denies %s: %s", what, quote(deny)), Support: claimOf(deny)}
+}
+
+// Claims lists every value the text names, in order.
+func (d *Doc) Claims() []Claim {
+	out := make([]Claim, len(d.ments))
+	for i, m := range d.ments {
+		out[i] = m.Claim
+	}
+	return out
+}
+
+func claimOf(m *mention) *Claim {
+	if m == nil {
+		return nil
+	}
+	c := m.Claim
+	return &c
+}
+
+func quote(m *mention) string {
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("%q", shortAbout(m))
+}
+
+// shortAbout is the clause around a claim, for messages (at most 100 bytes).
+func shortAbout(m *mention) string {
+	s := m.About
+	if i := strings.Index(s, " … "); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 100 {
+		cut := 100
+		for cut > 0 && s[cut]&0xc0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func describe(v Value, about []string) string {
+	s := v.Text
+	if s == "" {
+		s = v.String()
+	}
+	if len(about) > 0 {
+		return fmt.Sprintf("%s about %s", s, strings.Join(about, " and "))
+	}
+	return s
+}
+
+func kindName(k Kind) string {
+	if k == "" {
+		return "value"
+	}
+	return string(k)
+}
+
+func valueList(vs []Value) string {
+	var parts []string
+	for _, v := range vs {
+		s := v.Text
+		if s == "" {
+			s = v.String()
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// restate is the normal form of a number read as the kind of the value y it ranges to ("13" in
+// "13-14%").
+func restate(x, y *mention) string {
+	switch y.Kind {
+	case Money:
+		return y.unit + " " + x.num.StringFixed(moneyDigits(y.unit))
+	case Count:
+		return x.num.String() + " " + y.unit
+	}
+	return x.num.String()
+}

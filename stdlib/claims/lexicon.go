@@ -1,0 +1,268 @@
+package claims
+
+// The rule set. Every word list the reader uses is here, as data, so that docs/claims.md (generated
+// from Rules) shows exactly what the reader knows. A trigger is matched on whole lower-case words
+// (a multi-word trigger on consecutive words); the longest trigger at a position wins, so "no
+// longer" is a past trigger and not the negation "no", and "no later than" is a pseudo-trigger
+// that sets nothing.
+
+// trigger is one entry of the rule set: words that set a stance on the values in their scope.
+type trigger struct {
+	words  string // lower case, words separated by single spaces
+	stance Stance // the stance it sets; "" for a pseudo-trigger (it only hides the shorter triggers it contains)
+	dir    dir    // which way its scope runs from the trigger
+}
+
+// dir is the direction of a trigger's scope.
+type dir uint8
+
+const (
+	fwd  dir = 1 << iota // to the end of its clause (at most scopeWords words)
+	back                 // back to the start of its clause (at most scopeWords words)
+	sent                 // the whole sentence
+	adj                  // only the value right after it ("about 14%", "around 14:30")
+)
+
+// scopeWords bounds a forward or backward scope, in words (a value counts as one word), as NegEx
+// bounds its window.
+const scopeWords = 8
+
+// triggers is the rule set of stances, in the spirit of NegEx and ConText: negation, hedging,
+// conditionals, superseded (past) values and reported speech. Questions are sentences that end
+// with "?"; quotes and quoted mail are reported wholesale (see the reader).
+var triggers = []trigger{
+	// Pseudo-triggers: they contain a trigger word but set nothing.
+	{"no later than", "", fwd}, {"not later than", "", fwd}, {"no earlier than", "", fwd}, {"not before", "", fwd},
+	{"not only", "", fwd}, {"no doubt", "", fwd}, {"without doubt", "", fwd}, {"not just", "", fwd},
+	{"no problem", "", fwd}, {"no more than", "", fwd}, {"not more than", "", fwd}, {"no less than", "", fwd},
+	{"nothing else", "", fwd}, {"no other", "", fwd}, {"none other than", "", fwd}, {"no change", "", fwd},
+	{"no changes", "", fwd}, {"not until", "", fwd}, {"if any", "", fwd}, {"if anything", "", fwd},
+	{"as if", "", fwd}, {"even if", "", fwd}, {"whether or not", "", fwd}, {"could you", "", fwd},
+	{"would you", "", fwd}, {"can you", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
+	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
+	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd},
+	{"please let me know", "", fwd}, {"i would be happy", "", fwd}, {"would be happy", "", fwd}, {"not hesitate", "", fwd},
+
+	// Negation.
+	{"not", Negated, fwd}, {"no", Negated, fwd}, {"never", Negated, fwd}, {"none", Negated, fwd},
+	{"nothing", Negated, fwd}, {"neither", Negated, fwd}, {"nor", Negated, fwd}, {"without", Negated, fwd},
+	{"cannot", Negated, fwd}, {"can't", Negated, fwd}, {"won't", Negated, fwd}, {"isn't", Negated, fwd | back},
+	{"aren't", Negated, fwd | back}, {"wasn't", Negated, fwd | back}, {"weren't", Negated, fwd | back},
+	{"don't", Negated, fwd}, {"doesn't", Negated, fwd | back}, {"didn't", Negated, fwd}, {"haven't", Negated, fwd},
+	{"hasn't", Negated, fwd | back}, {"hadn't", Negated, fwd}, {"shouldn't", Negated, fwd}, {"mustn't", Negated, fwd},
+	{"is not", Negated, fwd | back}, {"are not", Negated, fwd | back}, {"was not", Negated, fwd | back},
+	{"were not", Negated, fwd | back}, {"does not", Negated, fwd | back}, {"did not", Negated, fwd | back},
+	{"has not", Negated, fwd | back}, {"have not", Negated, fwd | back}, {"will not", Negated, fwd | back},
+	{"not yet", Negated, fwd}, {"unable to", Negated, fwd}, {"not able to", Negated, fwd},
+	{"is wrong", Negated, back}, {"is incorrect", Negated, back}, {"is not correct", Negated, back},
+	{"is not right", Negated, back}, {"does not apply", Negated, back}, {"doesn't apply", Negated, back},
+	{"ruled out", Negated, back | fwd}, {"denied", Negated, back},
+
+	// Superseded (past) values: the value was true once and is not any more.
+	{"originally", Past, fwd}, {"previously", Past, fwd}, {"formerly", Past, fwd}, {"initially", Past, fwd},
+	{"no longer", Past, fwd | back}, {"not anymore", Past, back}, {"not any more", Past, back}, {"any more", Past, back},
+	{"anymore", Past, back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, fwd},
+	{"rather than", Past, fwd}, {"in place of", Past, fwd}, {"replacing", Past, fwd}, {"replaces", Past, fwd},
+	{"old", Past, fwd}, {"earlier", Past, fwd}, {"the previous", Past, fwd}, {"before the change", Past, back | fwd},
+	{"moved from", Past, fwd}, {"changed from", Past, fwd}, {"rescheduled from", Past, fwd}, {"shifted from", Past, fwd},
+	{"postponed from", Past, fwd}, {"brought forward from", Past, fwd}, {"pushed from", Past, fwd}, {"updated from", Past, fwd},
+	{"corrected from", Past, fwd}, {"raised from", Past, fwd}, {"lowered from", Past, fwd}, {"reduced from", Past, fwd},
+	{"increased from", Past, fwd}, {"was replaced", Past, back}, {"has been replaced", Past, back}, {"is outdated", Past, back},
+	{"is out of date", Past, back}, {"is obsolete", Past, back}, {"is superseded", Past, back}, {"has changed", Past, back},
+	{"was originally", Past, fwd}, {"were originally", Past, fwd},
+
+	// Hedges: the writer does not commit to the value.
+	{"maybe", Hedged, fwd}, {"perhaps", Hedged, fwd}, {"possibly", Hedged, fwd}, {"probably", Hedged, fwd | back},
+	{"likely", Hedged, fwd}, {"unlikely", Hedged, fwd}, {"presumably", Hedged, fwd}, {"apparently", Hedged, fwd},
+	{"i think", Hedged, fwd | back}, {"i believe", Hedged, fwd | back}, {"i guess", Hedged, fwd | back},
+	{"i assume", Hedged, fwd | back}, {"i suppose", Hedged, fwd | back}, {"i expect", Hedged, fwd}, {"it seems", Hedged, fwd},
+	{"seems", Hedged, fwd | back}, {"seem", Hedged, fwd}, {"appears", Hedged, fwd}, {"might", Hedged, fwd | back},
+	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"can be", Hedged, fwd}, {"around", Hedged, adj},
+	{"approximately", Hedged, adj}, {"approx", Hedged, adj}, {"roughly", Hedged, adj}, {"circa", Hedged, adj},
+	{"ca", Hedged, adj}, {"nearly", Hedged, adj}, {"almost", Hedged, adj}, {"about", Hedged, adj},
+	{"or so", Hedged, back}, {"give or take", Hedged, back}, {"or thereabouts", Hedged, back}, {"not sure", Hedged, fwd | back},
+	{"unsure", Hedged, fwd | back}, {"uncertain", Hedged, fwd | back}, {"unclear", Hedged, fwd | back}, {"either", Hedged, fwd},
+	{"tbc", Hedged, back | fwd}, {"to be confirmed", Hedged, back | fwd}, {"tentatively", Hedged, fwd}, {"tentative", Hedged, fwd | back},
+	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd}, {"if i recall", Hedged, back | fwd},
+	{"if i remember", Hedged, back | fwd}, {"if i'm not mistaken", Hedged, back | fwd}, {"i'd say", Hedged, fwd}, {"somewhere", Hedged, fwd},
+	{"or", Hedged, 0}, // an alternative: see alternatives in the reader; "or" alone has no scope of its own
+
+	// Conditionals: true only if something else holds.
+	{"if", Conditional, fwd}, {"unless", Conditional, fwd}, {"in case", Conditional, fwd}, {"provided that", Conditional, fwd},
+	{"providing that", Conditional, fwd}, {"assuming", Conditional, fwd}, {"as long as", Conditional, fwd}, {"only if", Conditional, fwd},
+	{"depending on", Conditional, fwd | back}, {"in the event", Conditional, fwd}, {"would", Conditional, fwd | back},
+	{"could", Conditional, fwd}, {"otherwise", Conditional, fwd}, {"alternatively", Conditional, fwd}, {"or else", Conditional, fwd},
+	{"failing that", Conditional, fwd}, {"if not", Conditional, fwd}, {"should it", Conditional, fwd}, {"in that case", Conditional, fwd},
+	{"as a fallback", Conditional, fwd}, {"fallback option", Conditional, fwd}, {"as a backup", Conditional, fwd}, {"backup option", Conditional, fwd},
+	{"plan b", Conditional, fwd}, {"worst case", Conditional, fwd}, {"in the worst case", Conditional, fwd},
+
+	// Reported speech: somebody else's words.
+	{"said", Reported, fwd}, {"says", Reported, fwd}, {"told", Reported, fwd}, {"wrote", Reported, fwd},
+	{"writes", Reported, fwd}, {"mentioned", Reported, fwd}, {"mentions", Reported, fwd}, {"claims", Reported, fwd},
+	{"claimed", Reported, fwd}, {"reported", Reported, fwd}, {"reports", Reported, fwd}, {"suggested", Reported, fwd},
+	{"suggests", Reported, fwd}, {"proposed", Reported, fwd}, {"proposes", Reported, fwd}, {"asked for", Reported, fwd},
+	{"asked", Reported, fwd}, {"asks", Reported, fwd}, {"requested", Reported, fwd},
+}
+
+// changeVerbs make "from X to Y" a change (X superseded, Y asserted) rather than a range.
+var changeVerbs = words(`move moved moving moves change changed changing changes reschedule rescheduled rescheduling
+	shift shifted shifting push pushed postpone postponed bring brought update updated correct corrected
+	switch switched amend amended adjust adjusted raise raised lower lowered increase increased reduce reduced
+	replace replaced swap swapped revise revised rose rise rising fell fall falling grew grow dropped drop went
+	climbed jumped`)
+
+// nowWords make a weak past ("was", "were") a superseded value when they stand in the same sentence.
+var nowWords = words(`now new instead changed moved updated corrected rescheduled currently latest revised before
+	earlier previously originally`)
+
+// weakPast are past tense copulas: a superseded value only next to a nowWord ("it was Thursday, now
+// Friday"); otherwise a plain statement about the past ("the Q3 total was 200").
+var weakPast = words(`was were`)
+
+// corrections start a sentence that corrects the previous one: its values are about what the
+// previous sentence was about.
+var corrections = []string{"correction", "actually", "sorry", "make that", "scratch that", "i mean", "rather",
+	"or rather", "update", "edit", "erratum", "amendment", "to be precise", "more precisely", "in fact"}
+
+// anaphors start a clause or sentence that is about what the previous one was about.
+var anaphors = words(`it it's its that that's this these those they they're which he she them there`)
+
+// clauseBreaks are the words that start a new clause within a sentence.
+var clauseBreaks = words(`but however although though whereas while yet so because since and or if unless
+	except which who whom whose when whereas otherwise`)
+
+// terminators end the scope of a trigger (a clause break ends it too).
+var terminators = words(`but however although though whereas yet except apart aside besides still`)
+
+// function words cannot start a clause's own subject (see ownSubject).
+var functionWords = words(`a an the and or but so yet for nor to of in on at by from with via per as than
+	then also too just only even still is are was were be been being will would shall should can could may
+	might must do does did has have had here there now today tomorrow yesterday please kindly thanks
+	plus minus about around approximately roughly nearly almost up down over under between within until till
+	before after during into onto off out instead rather not no never maybe perhaps possibly probably
+	if unless otherwise alternatively i we you my our your me us`)
+
+// abbreviations end with a period that does not end a sentence.
+var abbreviations = words(`e.g i.e etc approx ca cf vs no nr mr mrs ms dr st jan feb mar apr jun jul aug sep sept oct nov dec
+	mon tue tues wed thu thur thurs fri sat sun inc ltd co corp dept est incl excl min max ref tel fig p pp ph mob`)
+
+// Status words on their axes: two words of one axis with different poles contradict each other
+// ("approved" and "rejected"), and a status negated ("not approved") contradicts its own pole.
+type statusWord struct {
+	word  string // lower case, words separated by spaces
+	axis  string
+	pole  string
+	canon string // the word the pole is named by
+}
+
+var statuses = []statusWord{
+	{"approved", "approval", "approved", "approved"}, {"accepted", "approval", "approved", "approved"},
+	{"signed off", "approval", "approved", "approved"}, {"authorised", "approval", "approved", "approved"},
+	{"authorized", "approval", "approved", "approved"}, {"rejected", "approval", "rejected", "rejected"},
+	{"declined", "approval", "rejected", "rejected"}, {"refused", "approval", "rejected", "rejected"},
+	{"disapproved", "approval", "rejected", "rejected"}, {"pending", "approval", "pending", "pending"},
+	{"awaiting approval", "approval", "pending", "pending"}, {"on hold", "approval", "pending", "pending"},
+	{"under review", "approval", "pending", "pending"},
+
+	{"paid", "payment", "paid", "paid"}, {"settled", "payment", "paid", "paid"}, {"unpaid", "payment", "unpaid", "unpaid"},
+	{"outstanding", "payment", "unpaid", "unpaid"}, {"overdue", "payment", "unpaid", "unpaid"}, {"due", "payment", "unpaid", "unpaid"},
+
+	{"received", "receipt", "received", "received"}, {"arrived", "receipt", "received", "received"},
+	{"delivered", "receipt", "received", "received"}, {"missing", "receipt", "missing", "missing"},
+	{"lost", "receipt", "missing", "missing"}, {"not received", "receipt", "missing", "missing"},
+	{"undelivered", "receipt", "missing", "missing"},
+
+	{"confirmed", "confirmation", "confirmed", "confirmed"}, {"booked", "confirmation", "confirmed", "confirmed"},
+	{"scheduled", "confirmation", "confirmed", "confirmed"}, {"cancelled", "confirmation", "cancelled", "cancelled"},
+	{"canceled", "confirmation", "cancelled", "cancelled"}, {"called off", "confirmation", "cancelled", "cancelled"},
+	{"unconfirmed", "confirmation", "unconfirmed", "unconfirmed"},
+
+	{"open", "progress", "open", "open"}, {"opened", "progress", "open", "open"}, {"reopened", "progress", "open", "open"},
+	{"in progress", "progress", "open", "open"}, {"ongoing", "progress", "open", "open"}, {"closed", "progress", "closed", "closed"},
+	{"resolved", "progress", "closed", "closed"}, {"done", "progress", "closed", "closed"}, {"completed", "progress", "closed", "closed"},
+	{"complete", "progress", "closed", "closed"}, {"finished", "progress", "closed", "closed"}, {"fixed", "progress", "closed", "closed"},
+
+	{"eligible", "eligibility", "eligible", "eligible"}, {"ineligible", "eligibility", "ineligible", "ineligible"},
+	{"not eligible", "eligibility", "ineligible", "ineligible"},
+
+	{"signed", "signature", "signed", "signed"}, {"countersigned", "signature", "signed", "signed"},
+	{"unsigned", "signature", "unsigned", "unsigned"},
+
+	{"available", "availability", "available", "available"}, {"free", "availability", "available", "available"},
+	{"unavailable", "availability", "unavailable", "unavailable"}, {"busy", "availability", "unavailable", "unavailable"},
+	{"away", "availability", "unavailable", "unavailable"}, {"out of office", "availability", "unavailable", "unavailable"},
+	{"on leave", "availability", "unavailable", "unavailable"},
+
+	{"valid", "validity", "valid", "valid"}, {"invalid", "validity", "invalid", "invalid"}, {"expired", "validity", "invalid", "invalid"},
+
+	{"compliant", "compliance", "compliant", "compliant"}, {"non-compliant", "compliance", "non-compliant", "non-compliant"},
+	{"noncompliant", "compliance", "non-compliant", "non-compliant"},
+
+	{"on time", "punctuality", "on time", "on time"}, {"late", "punctuality", "late", "late"}, {"delayed", "punctuality", "late", "late"},
+
+	{"in stock", "stock", "in stock", "in stock"}, {"out of stock", "stock", "out of stock", "out of stock"},
+	{"sold out", "stock", "out of stock", "out of stock"},
+
+	{"active", "activity", "active", "active"}, {"inactive", "activity", "inactive", "inactive"},
+	{"suspended", "activity", "inactive", "inactive"}, {"blocked", "activity", "inactive", "inactive"},
+
+	{"genuine", "authenticity", "genuine", "genuine"}, {"legitimate", "authenticity", "genuine", "genuine"},
+	{"fraudulent", "authenticity", "fake", "fake"}, {"fake", "authenticity", "fake", "fake"},
+	{"phishing", "authenticity", "fake", "fake"}, {"suspicious", "authenticity", "fake", "fake"},
+}
+
+// Months, weekdays and the words of small numbers.
+var (
+	months = []string{"january", "february", "march", "april", "may", "june", "july", "august", "september",
+		"october", "november", "december"}
+	weekdays = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+
+	numberWords = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+		"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+		"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+		"fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12}
+)
+
+// Currency words and symbols people write, mapped to ISO 4217 codes (any valid code written as
+// such is read too: "CHF 12").
+var currencyWords = map[string]string{
+	"€": "EUR", "euro": "EUR", "euros": "EUR", "eur": "EUR",
+	"$": "USD", "us$": "USD", "dollar": "USD", "dollars": "USD", "usd": "USD",
+	"£": "GBP", "pound": "GBP", "pounds": "GBP", "gbp": "GBP", "sterling": "GBP",
+	"¥": "JPY", "yen": "JPY", "chf": "CHF", "francs": "CHF", "franc": "CHF",
+	"kr": "SEK", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN", "zł": "PLN", "zloty": "PLN",
+}
+
+// Duration units, in seconds (months and years are kept as months).
+var durationUnits = map[string]int64{
+	"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+	"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+	"h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+	"day": 86400, "days": 86400, "d": 86400,
+	"week": 7 * 86400, "weeks": 7 * 86400, "wk": 7 * 86400, "wks": 7 * 86400,
+	"month": -1, "months": -1, "year": -12, "years": -12,
+	"working day": 86400, "working days": 86400, "business day": 86400, "business days": 86400,
+}
+
+// Time zone names a time may carry, as offsets in minutes east of UTC.
+var zoneWords = map[string]int{"utc": 0, "gmt": 0, "z": 0, "cet": 60, "cest": 120, "bst": 60, "eet": 120,
+	"eest": 180, "wet": 0, "west": 60, "est": -300, "edt": -240, "cst": -360, "cdt": -300, "pst": -480, "pdt": -420}
+
+// words splits a space-separated list into a set.
+func words(s string) map[string]bool {
+	m := map[string]bool{}
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' || s[i] == '\n' || s[i] == '\t' {
+			if start >= 0 {
+				m[s[start:i]] = true
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return m
+}

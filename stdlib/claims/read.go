@@ -1,0 +1,1235 @@
+package claims
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Doc is a text as the reader understood it: its sentences, clauses and claims.
+type Doc struct {
+	src      string
+	opt      Options
+	hasClock bool
+	today    time.Time // the written day (in Location) at midnight UTC
+	lines    []line
+	toks     []tok
+	spans    []rawSpan
+	sents    []*sentence
+	ments    []*mention
+	names    map[string][]alias
+	ids      map[string][]knownID
+	r        *rules
+}
+
+// rawSpan is a piece of the text read before tokens: a mail address or a web address.
+type rawSpan struct {
+	s, e int
+	kind Kind // Email, or "" for a web address (not a value)
+}
+
+type alias struct {
+	words []string
+	key   string
+	class NameClass
+}
+
+type knownID struct {
+	id   string
+	toks []string
+}
+
+type span struct{ t0, t1 int }
+
+// sentence is one statement: a sentence of prose, a list item, a heading or a table row.
+type sentence struct {
+	idx      int
+	t0, t1   int
+	question bool
+	block    int   // paragraphs and lists separated by blank lines
+	ctx      []int // sentences that give context: the heading of its list or section
+	header   []span
+	table    bool
+	cont     bool // continues the previous sentence: it starts with an anaphor, a correction, "or", "and" or a value
+	corr     bool // starts with a correction: every clause of it is about what the previous sentence was about
+	prev     int  // the previous sentence of its block, -1
+	children []int // for a heading: the sentences under it
+	items    []item
+	clauses  []clause
+}
+
+// item is a token, or a value that spans several.
+type item struct {
+	t0, t1  int
+	m       *mention
+	word    bool // a word, a number or a value: counts for scopes
+	key     string
+	clause  int
+	stance  Stance
+	trigger string
+}
+
+// clause is a run of items between clause breaks.
+type clause struct {
+	i0, i1   int
+	paren    bool
+	greeting bool // "Hi Mehmet," "Thanks, Dana": says who is addressed, not what a value is about
+	start  string // the word or punctuation that began it ("" for the first)
+	own    bool   // has a subject of its own
+	cont   int    // the clause it continues, -1
+}
+
+var stancePriority = map[Stance]int{Asserted: 0, Hedged: 1, Past: 2, Negated: 3, Conditional: 4, Question: 5, Reported: 6}
+
+// Read reads text. The result is shared: do not change it.
+func Read(text string, opt Options) *Doc {
+	return cached(text, opt)
+}
+
+func read(text string, opt Options) *Doc {
+	d := &Doc{src: text, opt: opt, r: theRules}
+	if !opt.Written.IsZero() {
+		loc := opt.Location
+		if loc == nil {
+			loc = time.UTC
+		}
+		w := opt.Written.In(loc)
+		d.today = time.Date(w.Year(), w.Month(), w.Day(), 0, 0, 0, 0, time.UTC)
+		d.hasClock = true
+	}
+	d.indexNames()
+	d.indexIDs()
+	d.lines, d.toks = lex(text)
+	d.spans = rawSpans(text)
+	d.segment()
+	for _, s := range d.sents {
+		sc := &scanner{d: d, t0: s.t0, t1: s.t1}
+		sc.scan()
+		for _, m := range sc.out {
+			m.Sentence = s.idx
+		}
+		d.ments = append(d.ments, dedupe(sc.out)...)
+	}
+	for _, s := range d.sents {
+		d.items(s)
+		d.clauses(s)
+		d.stances(s)
+	}
+	d.bind()
+	return d
+}
+
+// dedupe drops the values that a later, wider value covers (a date read again with its weekday).
+func dedupe(ms []*mention) []*mention {
+	out := ms[:0]
+	for i, m := range ms {
+		covered := false
+		for j, n := range ms {
+			if j != i && n.t0 <= m.t0 && n.t1 >= m.t1 && (n.t1-n.t0 > m.t1-m.t0 || j > i) && n.Kind == m.Kind {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].t0 < out[j].t0 })
+	return out
+}
+
+// rawSpans finds mail and web addresses.
+func rawSpans(src string) []rawSpan {
+	var out []rawSpan
+	isLocal := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '+' || c == '%'
+	}
+	isDomain := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
+	}
+	for i := 0; i < len(src); i++ {
+		switch {
+		case src[i] == '@':
+			s := i
+			for s > 0 && isLocal(src[s-1]) {
+				s--
+			}
+			e := i + 1
+			for e < len(src) && isDomain(src[e]) {
+				e++
+			}
+			for e > i+1 && (src[e-1] == '.' || src[e-1] == '-') {
+				e--
+			}
+			if s < i && e > i+1 && strings.Contains(src[i+1:e], ".") {
+				out = append(out, rawSpan{s, e, Email})
+				i = e - 1
+			}
+		case (src[i] == 'h' || src[i] == 'w') && (strings.HasPrefix(src[i:], "http://") || strings.HasPrefix(src[i:], "https://") || strings.HasPrefix(src[i:], "www.")):
+			e := i
+			for e < len(src) && src[e] > ' ' && src[e] != '<' && src[e] != '>' && src[e] != '"' {
+				e++
+			}
+			for e > i && strings.ContainsRune(".,;:!?)", rune(src[e-1])) {
+				e--
+			}
+			out = append(out, rawSpan{i, e, ""})
+			i = e - 1
+		}
+	}
+	// drop an address inside a web address
+	return out
+}
+
+// spanAt returns the raw span that starts at byte offset s.
+func (d *Doc) spanAt(s int) (rawSpan, bool) {
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].e > s })
+	if i < len(d.spans) && d.spans[i].s <= s {
+		return d.spans[i], true
+	}
+	return rawSpan{}, false
+}
+
+// ---- names and ids ----
+
+var legalSuffixes = words(`b.v bv n.v nv gmbh ltd ltd. inc inc. llc plc sa s.a ag co corp bvba sarl srl oy ab as a/s kg`)
+
+// indexNames builds the aliases of the known names: the key and the aliases given; for a person
+// with several words, the first and the last word alone; for a company, the name without a
+// leading article or a legal suffix. An alias that two names share is dropped, unless it is the
+// whole key of one of them.
+func (d *Doc) indexNames() {
+	type cand struct {
+		text  string
+		key   string
+		class NameClass
+		whole bool
+	}
+	var cands []cand
+	for _, n := range d.opt.Names {
+		if n.Key == "" {
+			continue
+		}
+		cands = append(cands, cand{n.Key, n.Key, n.Class, true})
+		for _, a := range n.Aliases {
+			cands = append(cands, cand{a, n.Key, n.Class, true})
+		}
+		ws := strings.Fields(n.Key)
+		switch n.Class {
+		case Person:
+			if len(ws) >= 2 {
+				cands = append(cands, cand{ws[0], n.Key, n.Class, false}, cand{ws[len(ws)-1], n.Key, n.Class, false})
+			}
+		case Company:
+			core := ws
+			for len(core) > 1 && legalSuffixes[strings.ToLower(strings.TrimRight(core[len(core)-1], ",."))] {
+				core = core[:len(core)-1]
+			}
+			if len(core) > 1 {
+				if l := strings.ToLower(core[0]); l == "de" || l == "the" || l == "het" || l == "la" || l == "le" || l == "die" {
+					core = core[1:]
+				}
+			}
+			if len(core) < len(ws) {
+				cands = append(cands, cand{strings.Join(core, " "), n.Key, n.Class, false})
+			}
+			if len(core) > 1 && len(core[0]) >= 4 {
+				cands = append(cands, cand{core[0], n.Key, n.Class, false}) // "Tulpen" for "Tulpen Retail"
+			}
+		}
+	}
+	keysOf := map[string]map[string]bool{}
+	whole := map[string]string{}
+	for _, c := range cands {
+		k := strings.ToLower(c.text)
+		if keysOf[k] == nil {
+			keysOf[k] = map[string]bool{}
+		}
+		keysOf[k][c.key] = true
+		if c.whole {
+			whole[k] = c.key
+		}
+	}
+	d.names = map[string][]alias{}
+	seen := map[string]bool{}
+	for _, c := range cands {
+		k := strings.ToLower(c.text)
+		key := c.key
+		if len(keysOf[k]) > 1 {
+			w, ok := whole[k]
+			if !ok {
+				continue
+			}
+			key = w
+		}
+		if seen[k] || len(k) < 2 {
+			continue
+		}
+		seen[k] = true
+		ws := phraseWords(c.text)
+		if len(ws) == 0 {
+			continue
+		}
+		class := c.class
+		for _, n := range d.opt.Names {
+			if n.Key == key {
+				class = n.Class
+			}
+		}
+		d.names[ws[0]] = append(d.names[ws[0]], alias{words: ws, key: key, class: class})
+	}
+}
+
+// phraseWords are the token keys of a phrase, without hyphens: what matchWords compares.
+func phraseWords(p string) []string {
+	_, toks := lex(p)
+	var out []string
+	for _, t := range toks {
+		if t.low == "-" {
+			continue
+		}
+		out = append(out, t.key)
+	}
+	return out
+}
+
+func (d *Doc) indexIDs() {
+	d.ids = map[string][]knownID{}
+	for _, id := range d.opt.IDs {
+		if id == "" {
+			continue
+		}
+		_, toks := lex(id)
+		if len(toks) == 0 {
+			continue
+		}
+		ws := make([]string, len(toks))
+		for i, t := range toks {
+			ws[i] = t.low
+		}
+		d.ids[ws[0]] = append(d.ids[ws[0]], knownID{id: id, toks: ws})
+	}
+}
+
+func (d *Doc) nameClass(key string) NameClass {
+	for _, n := range d.opt.Names {
+		if n.Key == key {
+			return n.Class
+		}
+	}
+	return Other
+}
+
+// ---- sentences ----
+
+// segment splits the tokens into sentences.
+func (d *Doc) segment() {
+	toks := d.toks
+	if len(toks) == 0 {
+		return
+	}
+	block := 0
+	start := 0
+	heading := -1 // the sentence whose context the following list items share
+	var tableHeader []span
+	tableRow := 0
+	flush := func(end int) {
+		if end <= start {
+			return
+		}
+		s := &sentence{idx: len(d.sents), t0: start, t1: end, block: block, prev: -1}
+		ln := d.lines[toks[start].line]
+		if n := len(d.sents); n > 0 && d.sents[n-1].block == block {
+			s.prev = n - 1
+		}
+		// a question ends with "?" (before closing quotes or brackets)
+		for k := end - 1; k >= start; k-- {
+			l := toks[k].low
+			if l == "\"" || l == "”" || l == ")" || l == "'" || l == "’" {
+				continue
+			}
+			s.question = l == "?"
+			break
+		}
+		if ln.kind == lTable {
+			s.table = true
+			cells := d.cells(start, end)
+			if isSeparatorRow(d, start, end) {
+				start = end
+				return
+			}
+			if tableRow == 0 {
+				tableHeader = cells
+			} else {
+				s.header = tableHeader
+			}
+			tableRow++
+		} else {
+			tableRow = 0
+		}
+		if heading >= 0 && (ln.kind == lBullet || ln.kind == lTable || ln.kind == lProse || ln.kind == lQuote) {
+			s.ctx = append(s.ctx, heading)
+		}
+		d.sents = append(d.sents, s)
+		if ln.kind == lHeading || toks[end-1].low == ":" {
+			heading = s.idx
+		}
+		start = end
+	}
+	for k := 1; k <= len(toks); k++ {
+		if k == len(toks) {
+			flush(k)
+			break
+		}
+		a, b := &toks[k-1], &toks[k]
+		if a.line != b.line {
+			la, lb := d.lines[a.line], d.lines[b.line]
+			blank := false
+			for x := a.line + 1; x < b.line; x++ {
+				if d.lines[x].kind == lBlank {
+					blank = true
+				}
+			}
+			structured := func(k lineKind) bool { return k == lBullet || k == lTable || k == lHeading || k == lQuote }
+			if blank || structured(lb.kind) || structured(la.kind) || la.endPunct || la.colon || la.reported != lb.reported {
+				flush(k)
+				if blank {
+					block++
+					if lb.kind != lBullet && lb.kind != lTable {
+						heading = -1
+					}
+				}
+				if lb.kind == lHeading {
+					heading = -1
+				}
+				continue
+			}
+			if isSentenceEnd(d, k) {
+				flush(k)
+			}
+			continue
+		}
+		if isSentenceEnd(d, k) {
+			flush(k)
+		}
+	}
+	for _, s := range d.sents {
+		d.markCont(s)
+	}
+}
+
+// isSentenceEnd reports whether a sentence ends before token k (on the same line or across a
+// wrapped line).
+func isSentenceEnd(d *Doc, k int) bool {
+	toks := d.toks
+	a, b := &toks[k-1], &toks[k]
+	if a.low == ";" {
+		return true
+	}
+	p := k - 1
+	// closing quotes and brackets after the period
+	for p > 0 && (toks[p].low == "\"" || toks[p].low == "”" || toks[p].low == ")" || toks[p].low == "’") && !toks[p].sp {
+		p--
+	}
+	end := toks[p].low
+	if end != "." && end != "!" && end != "?" && end != "…" {
+		return false
+	}
+	if !b.sp {
+		return false
+	}
+	if end == "." && p > 0 {
+		w := toks[p-1]
+		if !w.sp || p-1 == 0 || true {
+			if w.kind == tWord && (abbreviations[w.low] || (len(w.low) == 1 && w.low != "i" && d.src[w.s] >= 'A' && d.src[w.s] <= 'Z')) {
+				return false
+			}
+		}
+	}
+	// the next token starts a sentence: a capital, a digit, a quote or a bracket
+	r := d.src[b.s]
+	return r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || b.low == "\"" || b.low == "“" || b.low == "(" || b.low == "*" || r >= 0x80
+}
+
+// cells are the token spans of the cells of a table row.
+func (d *Doc) cells(t0, t1 int) []span {
+	var out []span
+	s := -1
+	for k := t0; k < t1; k++ {
+		if d.toks[k].low == "|" {
+			if s >= 0 {
+				out = append(out, span{s, k})
+			}
+			s = k + 1
+		}
+	}
+	if s >= 0 && s < t1 {
+		out = append(out, span{s, t1})
+	}
+	return out
+}
+
+func isSeparatorRow(d *Doc, t0, t1 int) bool {
+	for k := t0; k < t1; k++ {
+		if l := d.toks[k].low; l != "|" && l != "-" && l != ":" && l != "–" {
+			return false
+		}
+	}
+	return true
+}
+
+// contStarters start a sentence that continues the previous one.
+var contStarters = words(`or and also plus but otherwise alternatively else failing instead rather though`)
+
+// markCont marks a sentence that continues the previous one.
+func (d *Doc) markCont(s *sentence) {
+	if s.prev < 0 {
+		return
+	}
+	t := d.toks[s.t0]
+	if anaphors[t.low] || contStarters[t.low] {
+		s.cont = true
+		return
+	}
+	if t.kind == tNum {
+		s.cont = true
+		return
+	}
+	for _, c := range corrections {
+		if d.startsWith(s.t0, s.t1, c) {
+			s.cont, s.corr = true, true
+			return
+		}
+	}
+}
+
+// startsWith reports whether tokens t0.. start with the words of phrase.
+func (d *Doc) startsWith(t0, t1 int, phrase string) bool {
+	ws := strings.Fields(phrase)
+	j := t0
+	for _, w := range ws {
+		if j >= t1 || d.toks[j].low != w {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+// ---- items and clauses ----
+
+func (d *Doc) items(s *sentence) {
+	mi := sort.Search(len(d.ments), func(i int) bool { return d.ments[i].t0 >= s.t0 })
+	for k := s.t0; k < s.t1; {
+		if mi < len(d.ments) && d.ments[mi].t0 == k {
+			m := d.ments[mi]
+			m.item = len(s.items)
+			s.items = append(s.items, item{t0: m.t0, t1: m.t1, m: m, word: true})
+			k = m.t1
+			mi++
+			continue
+		}
+		t := d.toks[k]
+		s.items = append(s.items, item{t0: k, t1: k + 1, word: t.kind != tPunct, key: t.key})
+		k++
+	}
+	if s.table {
+		// a value's column
+		for i := range s.items {
+			if m := s.items[i].m; m != nil {
+				col := -1
+				for k := s.t0; k < m.t0; k++ {
+					if d.toks[k].low == "|" {
+						col++
+					}
+				}
+				if d.toks[s.t0].low != "|" {
+					col++
+				}
+				m.col = col
+			}
+		}
+	}
+}
+
+// clauses splits a sentence's items into clauses at commas, colons, brackets, dashes and the
+// words that start a clause.
+func (d *Doc) clauses(s *sentence) {
+	cur := clause{i0: 0, cont: -1, own: true}
+	parenOf := -1
+	var out []clause
+	closeAt := func(i int, start string, paren bool) {
+		cur.i1 = i
+		if cur.i1 > cur.i0 {
+			out = append(out, cur)
+		}
+		cur = clause{i0: i, start: start, paren: paren, cont: -1}
+	}
+	for i := range s.items {
+		it := &s.items[i]
+		if it.m != nil {
+			continue
+		}
+		t := d.toks[it.t0]
+		switch {
+		case t.low == "," || t.low == ":" || t.low == ";" || t.low == "—" || t.low == "|" ||
+			((t.low == "-" || t.low == "–") && t.sp && i+1 < len(s.items) && d.toks[s.items[i+1].t0].sp):
+			closeAt(i+1, t.low, cur.paren)
+		case t.low == "(" || t.low == "[":
+			parenOf = len(out)
+			closeAt(i+1, "(", true)
+		case t.low == ")" || t.low == "]":
+			closeAt(i+1, ")", false)
+			if parenOf >= 0 {
+				cur.cont = parenOf
+			}
+			parenOf = -1
+		case t.kind == tWord && clauseBreaks[t.low] && i > 0:
+			closeAt(i, t.low, cur.paren)
+		}
+	}
+	closeAt(len(s.items), "", false)
+	s.clauses = out
+	for ci := range s.clauses {
+		c := &s.clauses[ci]
+		for i := c.i0; i < c.i1; i++ {
+			s.items[i].clause = ci
+		}
+		c.greeting = d.isGreeting(s, c)
+		if ci == 0 || s.clauses[ci-1].greeting {
+			c.own = true
+			c.cont = -1
+			continue
+		}
+		c.own = d.ownSubject(s, c)
+		if !c.own && c.cont < 0 {
+			c.cont = ci - 1
+		}
+	}
+}
+
+// greetings start a clause that only addresses somebody.
+var greetings = words(`hi hello hey dear morning afternoon evening thanks thank cheers regards best`)
+
+func (d *Doc) isGreeting(s *sentence, c *clause) bool {
+	n := 0
+	first := true
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		n++
+		if first {
+			if it.m != nil || !greetings[d.toks[it.t0].low] {
+				return false
+			}
+			first = false
+		}
+	}
+	return n > 0 && n <= 4
+}
+
+// determiners may stand before a clause's subject.
+var determiners = words(`the a an our your their his her its my this that these those each every all both`)
+
+// ownSubject reports whether a clause has a subject of its own: its first word (after the word
+// that started it) is a content word, not a value, a name, an anaphor or a function word.
+// A clause without one continues the clause before it: it is about the same thing.
+func (d *Doc) ownSubject(s *sentence, c *clause) bool {
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		if it.m != nil {
+			return false
+		}
+		w := d.toks[it.t0].low
+		if i == c.i0 && clauseBreaks[w] {
+			continue
+		}
+		if determiners[w] && i+1 < c.i1 && s.items[i+1].word && s.items[i+1].m == nil {
+			continue
+		}
+		if anaphors[w] || functionWords[w] || d.triggerAt(s, i) != nil {
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// ---- stances ----
+
+// stances sets the stance of every item of a sentence.
+func (d *Doc) stances(s *sentence) {
+	set := func(i int, st Stance, trig string) {
+		it := &s.items[i]
+		if it.stance == "" || stancePriority[st] > stancePriority[it.stance] {
+			it.stance, it.trigger = st, trig
+		}
+	}
+	for i := range s.items {
+		s.items[i].stance = Asserted
+	}
+	// reported: quoted mail, quotation marks
+	if d.lines[d.toks[s.t0].line].reported {
+		for i := range s.items {
+			set(i, Reported, ">")
+		}
+	}
+	d.quotes(s, set)
+	if s.question {
+		for i := range s.items {
+			set(i, Question, "?")
+		}
+	}
+	hasNow := false
+	hasChange := false
+	for _, it := range s.items {
+		if it.m == nil && it.word {
+			w := d.toks[it.t0].low
+			if nowWords[w] {
+				hasNow = true
+			}
+			if changeVerbs[w] {
+				hasChange = true
+			}
+		}
+	}
+	for i := 0; i < len(s.items); i++ {
+		tr := d.triggerAt(s, i)
+		if tr == nil {
+			it := s.items[i]
+			if hasNow && it.m == nil && weakPast[d.toks[it.t0].low] {
+				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
+			}
+			continue
+		}
+		end := tr.end
+		t := tr.t
+		if t.stance == "" {
+			i = end - 1
+			continue
+		}
+		if t.stance == Reported && !d.reportingSubject(s, i) {
+			i = end - 1
+			continue
+		}
+		name := t.words
+		c := s.clauses[s.items[i].clause]
+		switch {
+		case t.stance == Reported:
+			// to the end of the sentence, up to a terminator; a short reporting clause after a
+			// comma ("…, Dirk said") reports the clause before it
+			j := end
+			for ; j < len(s.items); j++ {
+				if s.items[j].m == nil && terminators[d.toks[s.items[j].t0].low] {
+					break
+				}
+				set(j, Reported, name)
+			}
+			if end >= c.i1 && s.items[i].clause > 0 && i-c.i0 <= 3 {
+				p := s.clauses[s.items[i].clause-1]
+				for k := p.i0; k < p.i1; k++ {
+					set(k, Reported, name)
+				}
+			}
+		case t.dir&adj != 0:
+			if end < len(s.items) && s.items[end].m != nil {
+				set(end, t.stance, name)
+			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
+				set(end+1, t.stance, name)
+			}
+		default:
+			if t.dir&fwd != 0 {
+				d.scopeFwd(s, end, t.stance, name, set)
+			}
+			if t.dir&back != 0 {
+				d.scopeBack(s, i, t.stance, name, set)
+				// a clause that holds only the trigger ("…, I think." "(tbc)") looks back a clause
+				if d.onlyTrigger(s, c, i, end) && s.items[i].clause > 0 {
+					p := s.clauses[s.items[i].clause-1]
+					for k := p.i0; k < p.i1; k++ {
+						set(k, t.stance, name)
+					}
+				}
+			}
+			if t.stance == Conditional {
+				d.conditionalScope(s, i, end, t, set)
+			}
+		}
+		i = end - 1
+	}
+	d.changes(s, hasChange, set)
+	d.alternatives(s, set)
+	for i := range s.items {
+		if m := s.items[i].m; m != nil {
+			m.Stance, m.Trigger = s.items[i].stance, s.items[i].trigger
+		}
+	}
+}
+
+// triggerMatch is a trigger found at an item: the trigger and the item after it.
+type triggerMatch struct {
+	t   *trigger
+	end int
+}
+
+// triggerAt matches the longest trigger that starts at item i.
+func (d *Doc) triggerAt(s *sentence, i int) *triggerMatch {
+	it := s.items[i]
+	if it.m != nil || !it.word {
+		return nil
+	}
+	var best *triggerMatch
+	for _, e := range d.r.triggerIndex[it.key] {
+		j := i
+		ok := true
+		for k, w := range e.words {
+			for k > 0 && j < len(s.items) && s.items[j].m == nil && d.toks[s.items[j].t0].low == "-" {
+				j++
+			}
+			if j >= len(s.items) || s.items[j].m != nil || (s.items[j].key != w && d.toks[s.items[j].t0].low != w) {
+				ok = false
+				break
+			}
+			j++
+		}
+		if ok && (best == nil || j > best.end) {
+			best = &triggerMatch{t: e.t, end: j}
+		}
+	}
+	if best != nil && best.t.words == "may" {
+		// "May" the month is read as a date; lower-case "may" before a number is not a hedge either
+		if d.src[d.toks[it.t0].s] == 'M' && i > 0 {
+			return nil
+		}
+	}
+	return best
+}
+
+// scopeFwd applies a stance to the items from i to the end of their clause (at most scopeWords
+// words, up to a terminator).
+func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int, Stance, string)) {
+	if i >= len(s.items) {
+		return
+	}
+	ci := s.items[i].clause
+	if i > 0 && s.items[i-1].clause != ci {
+		return // the trigger ended its clause
+	}
+	n := 0
+	for j := i; j < len(s.items) && s.items[j].clause == ci; j++ {
+		it := s.items[j]
+		if it.m == nil && terminators[d.toks[it.t0].low] {
+			return
+		}
+		if it.word {
+			n++
+			if n > scopeWords {
+				return
+			}
+		}
+		set(j, st, name)
+	}
+}
+
+// scopeBack applies a stance to the items before i in its clause (at most scopeWords words).
+func (d *Doc) scopeBack(s *sentence, i int, st Stance, name string, set func(int, Stance, string)) {
+	ci := s.items[i].clause
+	n := 0
+	for j := i - 1; j >= 0 && s.items[j].clause == ci; j-- {
+		if s.items[j].word {
+			n++
+			if n > scopeWords {
+				return
+			}
+		}
+		set(j, st, name)
+	}
+}
+
+// onlyTrigger reports whether the clause c holds nothing but the trigger at items i..end (and
+// punctuation).
+func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
+	for k := c.i0; k < c.i1; k++ {
+		if k >= i && k < end {
+			continue
+		}
+		if s.items[k].word && !(k == c.i0 && clauseBreaks[d.toks[s.items[k].t0].low]) {
+			return false
+		}
+	}
+	return true
+}
+
+// openers are conditional triggers that make a whole sentence conditional when it starts with
+// them ("If the truck is late, the cut-off is 16:15"), and the clause before them when they follow
+// it without a comma ("the cut-off is 16:15 if you go via Antwerp").
+var openers = words(`if unless assuming`)
+
+var fallbacks = words(`otherwise alternatively failing`)
+
+func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int, Stance, string)) {
+	ci := s.items[i].clause
+	first := t.words
+	if sp := strings.IndexByte(first, ' '); sp > 0 {
+		first = first[:sp]
+	}
+	whole := func() {
+		for k := range s.items {
+			set(k, Conditional, t.words)
+		}
+	}
+	if openers[first] || t.words == "in case" || t.words == "provided that" || t.words == "as long as" || t.words == "only if" {
+		if ci == 0 || (ci == 1 && s.clauses[0].i1-s.clauses[0].i0 <= 1) {
+			whole()
+			return
+		}
+		if c := s.clauses[ci]; c.i0 == i && c.start != "," && ci > 0 {
+			p := s.clauses[ci-1]
+			for k := p.i0; k < p.i1; k++ {
+				set(k, Conditional, t.words)
+			}
+		}
+	}
+	if fallbacks[first] || t.words == "or else" || t.words == "if not" || strings.HasPrefix(t.words, "as a ") || t.words == "in that case" || t.words == "fallback option" || t.words == "backup option" {
+		if ci == 0 {
+			whole()
+			return
+		}
+		for k := end; k < len(s.items); k++ {
+			set(k, Conditional, t.words)
+		}
+	}
+}
+
+// reportingSubject reports whether the reporting verb at item i has somebody else as its subject:
+// a person's name, a pronoun, a role or a capitalised word; not "I" or "we", and not a document
+// ("the sheet says 14:30" is the writer's own statement).
+func (d *Doc) reportingSubject(s *sentence, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		it := s.items[j]
+		if !it.word {
+			return false
+		}
+		if it.m != nil {
+			return it.m.Kind == Name && d.nameClass(it.m.nameKey) == Person
+		}
+		w := d.toks[it.t0].low
+		switch w {
+		case "also", "just", "has", "had", "have", "already", "then", "once", "originally", "previously", "earlier":
+			continue
+		case "i", "we", "as":
+			return false
+		case "he", "she", "they", "you", "someone", "somebody", "everyone", "customer", "supplier", "driver", "carrier",
+			"manager", "colleague", "client", "caller", "sender", "boss", "team", "vendor":
+			return true
+		}
+		t := d.toks[it.t0]
+		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !anaphors[w]
+	}
+	return false
+}
+
+// quotes marks the items between quotation marks as reported.
+func (d *Doc) quotes(s *sentence, set func(int, Stance, string)) {
+	open := -1
+	for i, it := range s.items {
+		if it.m != nil {
+			continue
+		}
+		l := d.toks[it.t0].low
+		switch {
+		case l == "“" || l == "«" || l == "„":
+			open = i
+		case l == "”" || l == "»":
+			if open >= 0 {
+				for k := open + 1; k < i; k++ {
+					set(k, Reported, "quote")
+				}
+			}
+			open = -1
+		case l == "\"":
+			if open >= 0 {
+				for k := open + 1; k < i; k++ {
+					set(k, Reported, "quote")
+				}
+				open = -1
+			} else {
+				open = i
+			}
+		}
+	}
+}
+
+// changes reads "from X to Y" with a verb of change ("moved the review from Thursday to Friday")
+// and "X → Y": X is superseded. Without a verb of change "from X to Y" is a range.
+func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)) {
+	for i, it := range s.items {
+		if it.m != nil {
+			continue
+		}
+		l := d.toks[it.t0].low
+		if l == "from" {
+			x := d.nextMention(s, i+1, 3)
+			if x < 0 {
+				continue
+			}
+			j := x + 1
+			if j < len(s.items) && s.items[j].m == nil && (d.toks[s.items[j].t0].low == "to" || d.toks[s.items[j].t0].low == "until" || d.toks[s.items[j].t0].low == "till") {
+				y := d.nextMention(s, j+1, 3)
+				if y < 0 || s.items[y].m.Kind != s.items[x].m.Kind {
+					continue
+				}
+				if k := s.items[x].m.Kind; hasChange || (k != Time && k != Date) {
+					set(x, Past, "from")
+				} else if s.items[x].m.Role == "" && s.items[y].m.Role == "" {
+					s.items[x].m.Role, s.items[y].m.Role = "start", "end"
+				}
+			}
+		}
+		if (l == "→" || l == "⇒") || (l == "-" && i+1 < len(s.items) && s.items[i+1].m == nil && d.toks[s.items[i+1].t0].low == ">") {
+			if i > 0 && s.items[i-1].m != nil {
+				set(i-1, Past, "→")
+			}
+		}
+	}
+}
+
+// nextMention is the first value among the next n items after i (or -1).
+func (d *Doc) nextMention(s *sentence, i, n int) int {
+	for j := i; j < len(s.items) && j < i+n; j++ {
+		if s.items[j].m != nil {
+			return j
+		}
+	}
+	return -1
+}
+
+// alternatives reads values offered side by side: "14% or 13.5%", "14:30/16:15", "either A or
+// B" (both hedged; after a negation both negated), and ranges of amounts ("13-14%", "between EUR
+// 900 and 1,000": both hedged, neither is stated exactly).
+func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
+	var prev = -1
+	for i, it := range s.items {
+		if it.m == nil {
+			continue
+		}
+		if prev >= 0 {
+			x, y := s.items[prev].m, it.m
+			between := s.items[prev+1 : i]
+			or, rng, words := false, false, 0
+			for _, b := range between {
+				if b.m != nil {
+					continue
+				}
+				l := d.toks[b.t0].low
+				switch l {
+				case "or", "/", "nor":
+					or = true
+				case "-", "–", "to":
+					rng = true
+				case "and":
+					if prev > 0 && s.items[prev-1].m == nil && d.toks[s.items[prev-1].t0].low == "between" {
+						rng = true
+					}
+				}
+				if b.word {
+					words++
+				}
+			}
+			same := family(x.Kind) == family(y.Kind)
+			if x.Kind == Number && (y.Kind == Percent || y.Kind == Money || y.Kind == Count) && rng && len(between) <= 2 {
+				x.Kind, x.unit = y.Kind, y.unit
+				x.Value = restate(x, y)
+				same = true
+			}
+			if same && words <= 3 {
+				px := s.items[prev].stance
+				switch {
+				case rng && px == Past:
+					// "from 12% to 14%" with a change: not a range
+				case or && (px == Negated || px == Past):
+					set(i, px, s.items[prev].trigger)
+				case or:
+					set(prev, Hedged, "or")
+					set(i, Hedged, "or")
+				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "":
+					set(prev, Hedged, "range")
+					set(i, Hedged, "range")
+				}
+			}
+		}
+		prev = i
+	}
+}
+
+// family groups the kinds that can stand in for each other: a plain number may be a count, an
+// amount or a percentage written without its unit.
+func family(k Kind) Kind {
+	switch k {
+	case Number, Count, Money, Percent:
+		return Number
+	}
+	return k
+}
+
+// ---- binding ----
+
+// bind finds what each value is about: its clause, the clauses it continues, its sentence's
+// headings (and, for a heading, the items under it).
+func (d *Doc) bind() {
+	for _, s := range d.sents {
+		for _, h := range s.ctx {
+			d.sents[h].children = append(d.sents[h].children, s.idx)
+		}
+	}
+	for _, s := range d.sents {
+		for _, it := range s.items {
+			m := it.m
+			if m == nil {
+				continue
+			}
+			m.scope = d.scope(s, m.item, m.col, false)
+			var b strings.Builder
+			for _, r := range m.scope {
+				if b.Len() > 0 {
+					b.WriteString(" … ")
+				}
+				b.WriteString(d.src[d.toks[r.t0].s:d.toks[r.t1-1].e])
+			}
+			m.About = b.String()
+			if m.Kind == Name {
+				m.Entity = m.nameKey
+			} else {
+				m.Entity = d.entity(s, m.item, "")
+			}
+		}
+	}
+}
+
+// scope is the token ranges a value is about: its clause and the clauses it continues (a clause
+// without a subject of its own continues the one before it; with own, its clause alone), its
+// table column's header, the headings of its list or section (and, for a heading, the items under
+// it), and the previous sentence when its sentence continues it.
+func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
+	var out []span
+	ci := s.items[at].clause
+	first := false
+	for ci >= 0 {
+		c := s.clauses[ci]
+		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+		if ci == 0 {
+			first = true
+		}
+		if own {
+			break
+		}
+		ci = c.cont
+	}
+	if s.table && col >= 0 && col < len(s.header) {
+		out = append(out, s.header[col])
+	}
+	for _, h := range s.ctx {
+		hs := d.sents[h]
+		out = append(out, span{hs.t0, hs.t1})
+	}
+	for _, c := range s.children {
+		cs := d.sents[c]
+		out = append(out, span{cs.t0, cs.t1})
+	}
+	if (first || s.corr) && s.cont && s.prev >= 0 && !own {
+		p := d.sents[s.prev]
+		out = append(out, span{p.t0, p.t1})
+		for _, h := range p.ctx {
+			hs := d.sents[h]
+			out = append(out, span{hs.t0, hs.t1})
+		}
+	}
+	return out
+}
+
+// entity is the name (of class, or of any class when class is "") or the id (class "id") a value
+// at item at is bound to: the nearest in its clause (one before it first), else in the clauses it
+// continues, else the nearest in its sentence, else in its headings (or the items under it, for a
+// heading), else in the previous sentence when its sentence continues it.
+func (d *Doc) entity(s *sentence, at int, class string) string {
+	ci := s.items[at].clause
+	c := s.clauses[ci]
+	if k := d.nearest(s, c.i0, c.i1, at, class); k != "" {
+		return k
+	}
+	first := ci == 0
+	for x := c.cont; x >= 0; x = s.clauses[x].cont {
+		cc := s.clauses[x]
+		if k := d.nearest(s, cc.i0, cc.i1, at, class); k != "" {
+			return k
+		}
+		if x == 0 {
+			first = true
+		}
+	}
+	if k := d.nearest(s, 0, len(s.items), at, class); k != "" {
+		return k
+	}
+	for _, h := range append(append([]int(nil), s.ctx...), s.children...) {
+		hs := d.sents[h]
+		if k := d.nearest(hs, 0, len(hs.items), len(hs.items), class); k != "" {
+			return k
+		}
+	}
+	if (first || s.corr) && s.cont && s.prev >= 0 {
+		p := d.sents[s.prev]
+		if k := d.nearest(p, 0, len(p.items), len(p.items), class); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// entityClass is the class a mention binds as: a name's class, "id" for an id, "" for others.
+func (d *Doc) entityClass(m *mention) string {
+	switch m.Kind {
+	case Name:
+		return string(d.nameClass(m.nameKey))
+	case ID:
+		return "id"
+	}
+	return ""
+}
+
+// nearest is the key of the name (of class; any when "") or id (class "id") among items i0..i1
+// nearest to item at, one before it winning over one after it at the same distance. Names in a
+// greeting do not count.
+func (d *Doc) nearest(s *sentence, i0, i1, at int, class string) string {
+	best, dist := "", 1<<30
+	for i := i0; i < i1; i++ {
+		m := s.items[i].m
+		if m == nil || i == at || s.clauses[s.items[i].clause].greeting {
+			continue
+		}
+		switch {
+		case class == "" && m.Kind == Name:
+		case class == "id" && m.Kind == ID:
+		case class != "" && class != "id" && m.Kind == Name && string(d.nameClass(m.nameKey)) == class:
+		default:
+			continue
+		}
+		dd := at - i
+		if dd < 0 {
+			dd = -dd*2 + 1
+		} else {
+			dd *= 2
+		}
+		if dd < dist {
+			best, dist = m.nameKey, dd
+			if m.Kind == ID {
+				best = m.Value
+			}
+		}
+	}
+	return best
+}
