@@ -50,9 +50,9 @@ type sentence struct {
 	ctx      []int // sentences that give context: the heading of its list or section
 	header   []span
 	table    bool
-	cont     bool // continues the previous sentence: it starts with an anaphor, a correction, "or", "and" or a value
-	corr     bool // starts with a correction: every clause of it is about what the previous sentence was about
-	prev     int  // the previous sentence of its block, -1
+	cont     bool  // continues the previous sentence: it starts with an anaphor, a correction, "or", "and" or a value
+	corr     bool  // starts with a correction: every clause of it is about what the previous sentence was about
+	prev     int   // the previous sentence of its block, -1
 	children []int // for a heading: the sentences under it
 	items    []item
 	clauses  []clause
@@ -73,10 +73,10 @@ type item struct {
 type clause struct {
 	i0, i1   int
 	paren    bool
-	greeting bool // "Hi Mehmet," "Thanks, Dana": says who is addressed, not what a value is about
-	start  string // the word or punctuation that began it ("" for the first)
-	own    bool   // has a subject of its own
-	cont   int    // the clause it continues, -1
+	greeting bool   // "Hi Mehmet," "Thanks, Dana": says who is addressed, not what a value is about
+	start    string // the word or punctuation that began it ("" for the first)
+	own      bool   // has a subject of its own
+	cont     int    // the clause it continues, -1
 }
 
 var stancePriority = map[Stance]int{Asserted: 0, Hedged: 1, Past: 2, Negated: 3, Conditional: 4, Question: 5, Reported: 6}

@@ -13,7 +13,7 @@ import (
 // mention is a value found in a text: a claim under construction.
 type mention struct {
 	Claim
-	t0, t1 int // token range
+	t0, t1 int    // token range
 	col    int    // column in a Markdown table, -1 elsewhere
 	item   int    // index of its item in the sentence
 	scope  []span // the token ranges it is about (see Doc.scope)
