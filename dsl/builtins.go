@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
+	"github.com/coworkenv/coworkenv/stdlib/timemod"
 	"github.com/coworkenv/coworkenv/workspace/services"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 	"go.starlark.net/starlark"
@@ -30,8 +32,8 @@ var Builtins = []Builtin{
 		Opt("setup", none), Opt("verify", none), Opt("solution", none), Opt("capabilities", starlark.NewList(nil)),
 		Opt("description", starlark.String("")), Opt("seed", starlark.MakeInt(0)), Opt("pass_threshold", starlark.Float(1.0)),
 		Opt("max_calls_per_turn", starlark.MakeInt(50)), Opt("start_time", starlark.String("2026-01-05T09:00:00Z")),
-		Opt("faults", none), Opt("metadata", starlark.NewDict(0))},
-		Doc: "Declares a task. Exactly one of `prompt` (a single turn: a string, or a `simulated_user(...)`) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (" + quotedGroups() + "), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. Returns None."},
+		Opt("faults", none), Opt("metadata", starlark.NewDict(0)), Opt("timezone", starlark.String("UTC")), Opt("region", starlark.String(""))},
+		Doc: "Declares a task. Exactly one of `prompt` (a single turn: a string, or a `simulated_user(...)`) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (" + quotedGroups() + "), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. `timezone` is the user's time zone (`\"UTC\"` or a fixed offset such as `\"+01:00\"`): the `claims` module reads the times people write in it and resolves \"Friday\" and \"tomorrow\" against the clock there. `region` is the user's country (ISO 3166, `\"NL\"`): phone numbers written in its national form (\"010 555 0142\") are read as its numbers, and \"8/1\" is the 1st of August when it is `\"US\"`. Returns None."},
 		builtinTask},
 	{Func{Name: "turn", Schema: true, Params: []Param{Req("user"), Opt("before", none), Opt("verify", none), Opt("solution", none), Opt("advance", none)},
 		Doc: "One user turn. `user` is a string, a function `(ws, ep) -> string` that sees a read-only workspace and the replies so far, or a `simulated_user(...)` who answers the agent within the turn. `before(ws)` changes the state before the user speaks. `verify(ws, ep)` scores this turn (its per-turn reward). `solution(agent)` is the reference for this turn. `advance` moves the virtual clock first (`\"1d\"`, `\"2h30m\"`)."},
@@ -53,8 +55,8 @@ var Builtins = []Builtin{
 	{Func{Name: "safety", Params: []Param{Req("cond"), Req("message")},
 		Doc: "Inside a verifier: one red line. Any failed safety item makes the episode's score 0."},
 		builtinSafety},
-	{Func{Name: "judge", Params: []Param{Req("text"), Req("rubric"), Req("stand_in"), Opt("weight", starlark.Float(1.0))},
-		Doc: "Inside a verifier: asks a judge to score `text` (a string) against `rubric`, and records one completion item as `check` does, with `weight`, passed when the judge says so, and the message `judge: <the rubric's first line>: <reason>`. Returns a struct with `passed` (bool), `score` (a float from 0 to 1) and `reason` (str); the item is already recorded, so do not `check` the same verdict again. `stand_in(text)` is the deterministic judge used when no judge model is given (validation, tests, offline runs): it returns a bool, or a tuple `(bool, reason)`, and scores 1.0 or 0.0. A judge model is told to grade strictly and sees only the rubric and the text. Every verdict is recorded in the trace, so a replay needs no model."},
+	{Func{Name: "judge", Params: []Param{Req("text"), Req("rubric"), Opt("stand_in", none), Opt("weight", starlark.Float(1.0)), Opt("claims", starlark.NewList(nil))},
+		Doc: "Inside a verifier: asks a judge to score `text` (a string) against `rubric`, and records one completion item as `check` does, with `weight`, passed when the judge says so, and the message `judge: <the rubric's first line>: <reason>`. Returns a struct with `passed` (bool), `score` (a float from 0 to 1) and `reason` (str); the item is already recorded, so do not `check` the same verdict again. `claims` lists statements the text must make (`claims.state(...)`, `claims.deny(...)`, `claims.state_only(...)`): a judge model is told them in words after the rubric, and the stand-in checks them with the claims module, so one declaration is checked offline and online. `stand_in(text)` is the deterministic judge used when no judge model is given (validation, tests, offline runs): it returns a bool, or a tuple `(bool, reason)`, and scores 1.0 or 0.0; with `claims` it may be left out (the stand-in is then the claims alone), and when both are given both must pass. A judge model is told to grade strictly and sees only the rubric (with the claims) and the text. Every verdict is recorded in the trace, so a replay needs no model."},
 		builtinJudge},
 	{Func{Name: "capability", Schema: true, Params: []Param{Req("name"), Req("description"), Opt("examples", starlark.NewList(nil))},
 		Doc: "Only in the corpus root's `capabilities.star`: declares one capability of the taxonomy. `examples` are task names of the corpus."},
@@ -234,6 +236,19 @@ func builtinTask(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 	}
 	if t.Faults, err = taskFaults(a, t); err != nil {
 		return nil, err
+	}
+	tz, err := a.Str("timezone")
+	if err != nil {
+		return nil, err
+	}
+	if t.Location, err = timemod.Location(tz); err != nil {
+		return nil, a.Errorf("timezone", "%v", err)
+	}
+	if t.Region, err = a.Str("region"); err != nil {
+		return nil, err
+	}
+	if t.Region != "" && !claims.ValidRegion(t.Region) {
+		return nil, a.Errorf("region", "%q is not a region (want a two-letter country code such as \"NL\" or \"US\")", t.Region)
 	}
 	md, ok := a.Value("metadata").(*starlark.Dict)
 	if !ok {

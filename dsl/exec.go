@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"github.com/coworkenv/coworkenv/stdlib/re"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
 	"go.starlark.net/lib/json"
@@ -69,6 +70,7 @@ func Predeclared() starlark.StringDict {
 		"math":   math.Module,
 		"time":   timemod.Module,
 		"re":     re.Module,
+		"claims": claims.Module,
 		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
 	}
 	for name, b := range guardedUniverse {

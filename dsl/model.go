@@ -1,6 +1,8 @@
 package dsl
 
 import (
+	"github.com/coworkenv/coworkenv/stdlib/claims"
+	"strings"
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -33,6 +35,10 @@ type Task struct {
 	StartTime       time.Time
 	Faults          *Faults
 	Metadata        *jsonv.Object
+	// Location is the user's time zone (UTC by default) and Region the user's country ("" when
+	// none is declared): what the claims module reads times, days and phone numbers against.
+	Location *time.Location
+	Region   string
 }
 
 // Tool returns the task's tool of that name.
@@ -202,7 +208,25 @@ type JudgeQuery struct {
 	// StandIn is the verifier's deterministic judge, (text) -> bool or (bool, str); StandInVerdict
 	// reads what it returns.
 	StandIn starlark.Callable
-	Pos     syntax.Position // where judge() was called
+	// Claims are the statements the text must make (judge(claims = [...])): told to a judge
+	// model after the rubric (RubricWithClaims), checked by the stand-in.
+	Claims []*claims.Statement
+	Pos    syntax.Position // where judge() was called
+}
+
+// RubricWithClaims is the rubric a judge model is told: the rubric, then the statements in words.
+func (q JudgeQuery) RubricWithClaims() string {
+	if len(q.Claims) == 0 {
+		return q.Rubric
+	}
+	var b strings.Builder
+	b.WriteString(q.Rubric)
+	b.WriteString("\n\nThe text must also meet each of these:")
+	for _, c := range q.Claims {
+		b.WriteString("\n- ")
+		b.WriteString(c.String())
+	}
+	return b.String()
 }
 
 // Verdict is a judge's answer: passed, a score in [0, 1], a one-line reason.

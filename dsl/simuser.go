@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -107,6 +108,20 @@ func builtinJudge(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 	}
 	if q.StandIn, err = a.Fn("stand_in", 1, "(text)"); err != nil {
 		return nil, err
+	}
+	cl, err := a.List("claims")
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range cl {
+		st, ok := v.(*claims.Statement)
+		if !ok {
+			return nil, a.Errorf("claims", "element %d: got %s, want a statement (claims.state, claims.deny or claims.state_only)", i, v.Type())
+		}
+		q.Claims = append(q.Claims, st)
+	}
+	if q.StandIn == nil && len(q.Claims) == 0 {
+		return nil, a.Errorf("stand_in", "is missing: give a stand_in(text) or the claims the text must make")
 	}
 	w, err := a.Float("weight")
 	if err != nil {

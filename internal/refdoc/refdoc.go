@@ -10,6 +10,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"github.com/coworkenv/coworkenv/stdlib/re"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
 	"github.com/coworkenv/coworkenv/stdlib/wsmod"
@@ -52,6 +53,12 @@ func Markdown() string {
 		es = append(es, entry{x.Signature, x.Doc})
 	}
 	section(&b, "Module `re`", "Regular expressions on RE2 (Go's regexp): no backreferences or lookaround.", es)
+
+	es = nil
+	for _, x := range claims.Reference {
+		es = append(es, entry{x.Signature, x.Doc})
+	}
+	section(&b, "Module `claims`", "What a text asserts: values in the formats people write (dates, times, durations, money, percentages, counts, phone numbers, mail addresses, ids, names, statuses), each with its stance (asserted, negated, hedged, conditional, question, past, reported) and what it is about. Verifiers check prose with it instead of regular expressions; the validator attacks and rewords the same statements. [claims.md](claims.md) has the rules and what the reader cannot read.", es)
 
 	es = nil
 	for _, x := range timemod.Reference {

@@ -6,6 +6,7 @@
 package episode
 
 import (
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -216,6 +217,9 @@ type Result struct {
 	Err *dsl.Diagnostic
 	// Queried lists the tool names verifiers asked about through ep.called, sorted.
 	Queried []string
+	// Claims are the statements verifiers checked with the claims module (and judges' stand-ins
+	// built from claims), in order: what the validator's probes attack and reword.
+	Claims []claims.Use
 	// AgentErr is the error an agent returned (model failures, oracle errors).
 	AgentErr error
 }

@@ -1,6 +1,7 @@
 package episode
 
 import (
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"context"
 	"errors"
 	"fmt"
@@ -277,6 +278,7 @@ func (e *run) verify(fn starlark.Callable, turn *int) ([]dsl.CheckItem, *dsl.Dia
 	ws := wsmod.New(e.cur, wsmod.Options{ReadOnly: true, Reason: "in a verifier", Initial: e.p.Base, Reference: ref})
 	_, err := dsl.Call(e.ctx, e.p.Limits, "verify", fn, starlark.Tuple{ws, e.epValue()}, nil, e.p.prepare(func(th *starlark.Thread) {
 		dsl.SetCollector(th, c)
+		claims.SetEnv(th, claimsEnv(e.p.Task, e.cur, func(u claims.Use) { e.res.Claims = append(e.res.Claims, u) }))
 	}))
 	if err != nil {
 		var d dsl.Diagnostic

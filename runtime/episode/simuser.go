@@ -142,8 +142,9 @@ func modelCode(err error, fallback string) string {
 // when RunOptions.Models has one, else the verifier's stand-in.
 func (e *run) judge(turn *int) func(*starlark.Thread, dsl.JudgeQuery) (dsl.Verdict, error) {
 	return func(th *starlark.Thread, q dsl.JudgeQuery) (dsl.Verdict, error) {
-		req := JudgeRequest(q.Rubric, q.Text)
-		j := &JudgeCall{Rubric: q.Rubric, Text: q.Text, Request: req, RequestSHA256: RequestSHA256(req)}
+		rubric := q.RubricWithClaims()
+		req := JudgeRequest(rubric, q.Text)
+		j := &JudgeCall{Rubric: rubric, Text: q.Text, Request: req, RequestSHA256: RequestSHA256(req)}
 		if turn != nil {
 			j.Turn = intPtr(*turn)
 		}
@@ -160,7 +161,7 @@ func (e *run) judge(turn *int) func(*starlark.Thread, dsl.JudgeQuery) (dsl.Verdi
 				j.Source = "model"
 			}
 		} else {
-			passed, reason, d := e.judgeStandIn(q)
+			passed, reason, d := e.judgeStandIn(th, q)
 			if d != nil {
 				return dsl.Verdict{}, &DiagError{*d}
 			}
@@ -183,8 +184,25 @@ type judgeError struct{ err error }
 func (e *judgeError) Error() string { return "judge: " + e.err.Error() }
 func (e *judgeError) Unwrap() error { return e.err }
 
-// judgeStandIn asks the verifier's stand-in: stand_in(text) -> bool or (bool, reason).
-func (e *run) judgeStandIn(q dsl.JudgeQuery) (bool, string, *dsl.Diagnostic) {
+// judgeStandIn asks the verifier's stand-in: the claims the text must make (checked on the
+// verifier's thread th, so that the validator sees them), then stand_in(text) -> bool or (bool,
+// reason) when there is one. Both must pass.
+func (e *run) judgeStandIn(th *starlark.Thread, q dsl.JudgeQuery) (bool, string, *dsl.Diagnostic) {
+	var reasons []string
+	for _, c := range q.Claims {
+		v, err := c.Holds(th, q.Text)
+		if err != nil {
+			d := dsl.NewDiag("verify-error", "judge: claims: "+err.Error()).At(q.Pos)
+			return false, "", &d
+		}
+		if !v.OK {
+			return false, v.Why, nil
+		}
+		reasons = append(reasons, v.Why)
+	}
+	if q.StandIn == nil {
+		return true, strings.Join(reasons, "; "), nil
+	}
 	v, err := dsl.Call(e.ctx, e.p.Limits, "stand_in", q.StandIn, starlark.Tuple{starlark.String(q.Text)}, nil, e.p.prepare(nil))
 	if err != nil {
 		d := dsl.ErrorDiag("verify-error", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/starargs"
+	"github.com/nyaruka/phonenumbers"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
 	"github.com/shopspring/decimal"
 	"go.starlark.net/starlark"
@@ -53,6 +54,20 @@ func envOf(th *starlark.Thread) *Env {
 	e, _ := th.Local(envKey).(*Env)
 	return e
 }
+
+// ValidRegion reports whether r is a region libphonenumber knows ("NL", "US").
+func ValidRegion(r string) bool {
+	_, ok := regions[strings.ToUpper(r)]
+	return ok && len(r) == 2
+}
+
+var regions = func() map[string]bool {
+	m := map[string]bool{}
+	for r := range phonenumbers.GetSupportedRegions() {
+		m[r] = true
+	}
+	return m
+}()
 
 // FuncDoc documents one member of the module.
 type FuncDoc struct {

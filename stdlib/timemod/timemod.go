@@ -147,6 +147,9 @@ func buildReference() []FuncDoc {
 
 // ---- locations ----
 
+// Location resolves a location name as the module does: "UTC" or a fixed offset ("+01:00").
+func Location(name string) (*time.Location, error) { return location(name) }
+
 // location resolves a location name without touching the host: "UTC", "", "Z" or a fixed offset
 // ±HH, ±HHMM or ±HH:MM (hours 0-23, minutes 0-59). Fixed zones have no name, so a layout's "MST"
 // prints them as "+0100", as Go does for offsets parsed from text.

@@ -14,6 +14,8 @@ package service
 
 import (
 	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/workspace"
@@ -67,6 +69,44 @@ type Service struct {
 	// Probe makes one typical change through the service's own API; the kernel's guard test
 	// checks that it changes the state hash, shows in the diff and is in the history.
 	Probe func(st *workspace.State) error
+	// Names lists the people, companies and places the service's entries name (a contact and
+	// their company, the person behind a mail address) and IDs the identifiers of its entries
+	// that people write in prose: what the claims module recognises in a text. Nil for none.
+	Names func(st *workspace.State) []Name
+	IDs   func(st *workspace.State) []string
+}
+
+// Name is a person, company or place an entry names: Class is "person", "company", "place" or
+// "other"; Aliases are other ways it is written.
+type Name struct {
+	Text    string
+	Class   string
+	Aliases []string
+}
+
+// PersonOfAddress is the person a mail address or a chat handle names when it has the form
+// first.last ("dirk.peeters@verdant.example" → "Dirk Peeters"), or "".
+func PersonOfAddress(addr string) string {
+	local := addr
+	if i := strings.IndexByte(addr, '@'); i >= 0 {
+		local = addr[:i]
+	}
+	parts := strings.FieldsFunc(local, func(r rune) bool { return r == '.' || r == '_' })
+	if len(parts) < 2 || len(parts) > 3 {
+		return ""
+	}
+	for i, p := range parts {
+		if len(p) < 2 {
+			return ""
+		}
+		for _, r := range p {
+			if !unicode.IsLetter(r) {
+				return ""
+			}
+		}
+		parts[i] = strings.ToUpper(p[:1]) + p[1:]
+	}
+	return strings.Join(parts, " ")
 }
 
 // Keyword is one keyword parameter of ws.unexpected.
