@@ -1,8 +1,8 @@
 package dsl
 
 import (
-	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"fmt"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"strings"
 	"unicode/utf8"
 

@@ -6,11 +6,11 @@
 package episode
 
 import (
-	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"math"
 	"strconv"
 	"strings"

@@ -1,10 +1,10 @@
 package episode
 
 import (
-	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"sort"
 
 	"github.com/coworkenv/coworkenv/dsl"

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/starargs"
-	"github.com/nyaruka/phonenumbers"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
+	"github.com/nyaruka/phonenumbers"
 	"github.com/shopspring/decimal"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
