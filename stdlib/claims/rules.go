@@ -60,7 +60,11 @@ func Rules() []Rule {
 			if t.stance != st {
 				continue
 			}
-			out = append(out, Rule{Group: group[st], Words: t.words, Note: t.dir.String()})
+			note := t.dir.String()
+			if st == Reported {
+				note = "to the end of the sentence (up to a terminator), when its subject is somebody else; a short reporting clause after a comma reports the clause before it"
+			}
+			out = append(out, Rule{Group: group[st], Words: t.words, Note: note})
 		}
 	}
 	for _, s := range statuses {
@@ -186,4 +190,47 @@ func cached(text string, opt Options) *Doc {
 		delete(c.idx, last.Value.(*cacheEntry).h)
 	}
 	return d
+}
+
+// StatusMarkdown is the table of status words of docs/claims.md.
+func StatusMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| axis | pole | words |\n| --- | --- | --- |\n")
+	type key struct{ axis, pole string }
+	var order []key
+	ws := map[key][]string{}
+	for _, s := range statuses {
+		k := key{s.axis, s.pole}
+		if _, ok := ws[k]; !ok {
+			order = append(order, k)
+		}
+		ws[k] = append(ws[k], s.word)
+	}
+	for _, k := range order {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", k.axis, k.pole, strings.Join(ws[k], ", "))
+	}
+	return b.String()
+}
+
+// RulesMarkdown is the table of triggers and word lists of docs/claims.md (statuses apart).
+func RulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| group | words | scope or effect |\n| --- | --- | --- |\n")
+	type key struct{ group, note string }
+	var order []key
+	ws := map[key][]string{}
+	for _, r := range Rules() {
+		if r.Group == "status" {
+			continue
+		}
+		k := key{r.Group, r.Note}
+		if _, ok := ws[k]; !ok {
+			order = append(order, k)
+		}
+		ws[k] = append(ws[k], r.Words)
+	}
+	for _, k := range order {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", k.group, strings.ReplaceAll(strings.Join(ws[k], ", "), "|", "\\|"), k.note)
+	}
+	return b.String()
 }
