@@ -492,6 +492,10 @@ func (v *taskCheck) run() {
 	v.checkContent(base)
 	v.checkSideEffects(base)
 	v.checkBrittle(base)
+	v.checkClaims(base)
+	v.checkReply(base)
+	v.checkStateAttacks(base)
+	v.checkFair(base)
 	v.checkChange(base)
 
 	// unused-tool: task-defined tools and built-ins named one by one.

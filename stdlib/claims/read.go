@@ -67,6 +67,8 @@ type item struct {
 	clause  int
 	stance  Stance
 	trigger string
+	trigS   int // the byte span of the trigger word(s), -1 when none
+	trigE   int
 }
 
 // clause is a run of items between clause breaks.
@@ -664,14 +666,17 @@ func (d *Doc) ownSubject(s *sentence, c *clause) bool {
 
 // stances sets the stance of every item of a sentence.
 func (d *Doc) stances(s *sentence) {
+	ts, te := -1, -1 // the byte span of the trigger being applied
 	set := func(i int, st Stance, trig string) {
 		it := &s.items[i]
 		if it.stance == "" || stancePriority[st] > stancePriority[it.stance] {
 			it.stance, it.trigger = st, trig
+			it.trigS, it.trigE = ts, te
 		}
 	}
 	for i := range s.items {
 		s.items[i].stance = Asserted
+		s.items[i].trigS, s.items[i].trigE = -1, -1
 	}
 	// reported: quoted mail, quotation marks
 	if d.lines[d.toks[s.t0].line].reported {
@@ -703,7 +708,9 @@ func (d *Doc) stances(s *sentence) {
 		if tr == nil {
 			it := s.items[i]
 			if hasNow && it.m == nil && weakPast[d.toks[it.t0].low] {
+				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
+				ts, te = -1, -1
 			}
 			continue
 		}
@@ -719,6 +726,7 @@ func (d *Doc) stances(s *sentence) {
 		}
 		name := t.words
 		c := s.clauses[s.items[i].clause]
+		ts, te = d.toks[s.items[i].t0].s, d.toks[s.items[end-1].t1-1].e
 		switch {
 		case t.stance == Reported:
 			// to the end of the sentence, up to a terminator; a short reporting clause after a
@@ -762,11 +770,13 @@ func (d *Doc) stances(s *sentence) {
 		}
 		i = end - 1
 	}
+	ts, te = -1, -1
 	d.changes(s, hasChange, set)
 	d.alternatives(s, set)
 	for i := range s.items {
 		if m := s.items[i].m; m != nil {
 			m.Stance, m.Trigger = s.items[i].stance, s.items[i].trigger
+			m.TriggerStart, m.TriggerEnd = s.items[i].trigS, s.items[i].trigE
 		}
 	}
 }
