@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/session"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -209,13 +209,13 @@ func (ms *mcpSession) reply(name string) mcp.ToolHandler {
 		if err != nil {
 			text = string(req.Params.Arguments)
 		}
-		args, problem := modelagent.ParseArguments(text)
+		args, problem := conversation.ParseArguments(text)
 		if problem != "" {
-			return toolError(modelagent.BadArgumentsContent(name, problem, text)), nil
+			return toolError(conversation.BadArgumentsContent(name, problem, text)), nil
 		}
 		checked, err := replySpec.CheckArgs(args)
 		if err != nil {
-			return toolError(modelagent.ToolErrorContent(err.Error(), false)), nil
+			return toolError(conversation.ToolErrorContent(err.Error(), false)), nil
 		}
 		content, _ := checked.Get("content")
 		msg, _ := content.(string)
