@@ -175,7 +175,7 @@ func Corpus(ctx context.Context, c *dsl.Corpus, files []string, opts Options) (*
 	if opts.Limits == (dsl.Limits{}) {
 		opts.Limits = dsl.DefaultLimits
 	}
-	c.Limits = opts.Limits
+	c = c.WithLimits(opts.Limits) // the corpus's own when they are the same: c is shared
 	if files == nil {
 		var err error
 		if files, err = c.TaskFiles(); err != nil {
