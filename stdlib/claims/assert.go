@@ -360,16 +360,43 @@ func (d *Doc) about(m *mention, cs []cue) bool {
 		scope = d.scope(d.sents[m.Sentence], m.item, m.col, true)
 	}
 	for _, c := range cs {
-		if !d.aboutOne(scope, func(class string) string { return d.entity(d.sents[m.Sentence], m.item, class) }, c) {
+		if !d.aboutOne(scope, func(class string) []string { return d.entities(d.sents[m.Sentence], m.item, class) }, c) {
 			return false
 		}
 	}
 	return true
 }
 
-func (d *Doc) aboutOne(scope []span, entity func(class string) string, c cue) bool {
+// entities are the names (or ids) of class a value at item at is about: the one it is bound to,
+// or, for a value in a heading that names none itself, each one its items are bound to
+// ("Approved:" over a list of invoices is about every invoice of the list).
+func (d *Doc) entities(s *sentence, at int, class string) []string {
+	if len(s.children) > 0 && d.nearest(s, 0, len(s.items), at, class) == "" {
+		var out []string
+		for _, c := range s.children {
+			cs := d.sents[c]
+			if k := d.nearest(cs, 0, len(cs.items), len(cs.items), class); k != "" {
+				out = append(out, k)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	if k := d.entity(s, at, class); k != "" {
+		return []string{k}
+	}
+	return nil
+}
+
+func (d *Doc) aboutOne(scope []span, entities func(class string) []string, c cue) bool {
 	if c.key != "" {
-		return strings.EqualFold(entity(c.class), c.key)
+		for _, e := range entities(c.class) {
+			if strings.EqualFold(e, c.key) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, alt := range c.alts {
 		for _, r := range scope {
@@ -464,13 +491,21 @@ type Verdict struct {
 // States checks that the text asserts v about every cue, and asserts no other value of v's kind
 // about them: a rival value, a hedge, a conditional alternative or a denial of v fails it; a past
 // mention of another value ("moved from Thursday"), a question and somebody else's words do not.
-func (d *Doc) States(v Value, about []string) Verdict {
+func (d *Doc) States(v Value, about []string) Verdict { return d.StatesAll([]Value{v}, about) }
+
+// StatesAll checks that the text asserts every one of vs about every cue, and no other value of
+// their kinds about them. A date with a time must be stated as a pair: the time next to its day
+// (in its clause, or the clauses it continues; or the only day the text names).
+func (d *Doc) StatesAll(vs []Value, about []string) Verdict {
 	cs := d.cues(about)
-	if v.date != nil {
-		return d.statesWhen(v, cs, about)
+	if len(vs) == 1 && vs[0].Kind == Phrase {
+		return d.statesPhrase(vs[0], cs, about)
 	}
-	if v.Kind == Phrase {
-		return d.statesPhrase(v, cs, about)
+	parts := func(v *Value) []*Value {
+		if v.date != nil {
+			return []*Value{v.date, v.clock}
+		}
+		return []*Value{v}
 	}
 	var supports, rivals []*mention
 	var weak, denial *mention
@@ -478,52 +513,156 @@ func (d *Doc) States(v Value, about []string) Verdict {
 		if !d.about(m, cs) {
 			continue
 		}
-		if d.matches(&v, m) {
-			switch {
-			case m.Stance == Asserted:
-				supports = append(supports, m)
-			case m.Stance == Negated:
-				if denial == nil {
-					denial = m
-				}
-			case m.Stance == Hedged || m.Stance == Conditional:
-				if weak == nil {
-					weak = m
+		matched, rival := false, false
+		for i := range vs {
+			for _, p := range parts(&vs[i]) {
+				if d.matches(p, m) {
+					matched = true
+				} else if d.rivals(p, m) {
+					rival = true
 				}
 			}
-			continue
 		}
-		if d.rivals(&v, m) && m.Stance.puts() {
+		switch {
+		case matched && m.Stance == Asserted:
+			supports = append(supports, m)
+		case matched && m.Stance == Negated:
+			if denial == nil {
+				denial = m
+			}
+		case matched && (m.Stance == Hedged || m.Stance == Conditional):
+			if weak == nil {
+				weak = m
+			}
+		case !matched && rival && m.Stance.puts():
 			rivals = append(rivals, m)
 		}
 	}
-	var support, against *mention
-	if len(supports) > 0 {
-		support = supports[0]
-	}
-	against = denial
+	var against *mention = denial
 	for _, r := range rivals {
 		if against != nil {
 			break
 		}
-		if v.Kind == Name && d.sharesClause(r, supports) {
+		if r.Kind == Name && d.sharesClause(r, supports) {
 			continue // another person in the same clause plays another part ("Dirk covers Noor's leave")
 		}
 		against = r
 	}
-	return d.verdict(v, about, support, weak, against)
-}
-
-func (d *Doc) sharesClause(m *mention, others []*mention) bool {
-	for _, o := range others {
-		if o.Sentence == m.Sentence && d.clauseOf(o) == d.clauseOf(m) {
-			return true
+	var first *mention
+	for i := range vs {
+		v := &vs[i]
+		sup := d.supportOf(v, supports)
+		if sup == nil {
+			what := describe(*v, about)
+			if against != nil || weak != nil {
+				return d.verdict(*v, about, nil, weak, against)
+			}
+			if v.date != nil {
+				for _, m := range supports {
+					if d.matches(v.clock, m) || d.matches(v.date, m) {
+						return Verdict{Why: fmt.Sprintf("it does not state %s as one: the day and the time are not together", what)}
+					}
+				}
+			}
+			return Verdict{Why: fmt.Sprintf("it does not state %s", what)}
+		}
+		if first == nil {
+			first = sup
 		}
 	}
-	return false
+	v := vs[0]
+	if len(vs) > 1 {
+		v = Value{Kind: vs[0].Kind, Text: valueList(vs)}
+	}
+	return d.verdict(v, about, first, weak, against)
 }
 
-func (d *Doc) clauseOf(m *mention) int { return d.sents[m.Sentence].items[m.item].clause }
+// supportOf is the asserted claim among supports that states v: for a date with a time, a time
+// whose day (pairedDate) is the date.
+func (d *Doc) supportOf(v *Value, supports []*mention) *mention {
+	for _, m := range supports {
+		if v.date == nil {
+			if d.matches(v, m) {
+				return m
+			}
+			continue
+		}
+		if m.Kind != Time || !d.matches(v.clock, m) {
+			continue
+		}
+		if dm := d.pairedDate(m); dm != nil && dm.Stance == Asserted && d.matches(v.date, dm) {
+			return m
+		}
+	}
+	return nil
+}
+
+// pairedDate is the day a time is stated for: the nearest date in its clause (one before it
+// first), else in the clauses it continues, else in its sentence or its headings when they name
+// one day only, else the only day the text asserts.
+func (d *Doc) pairedDate(t *mention) *mention {
+	s := d.sents[t.Sentence]
+	ci := s.items[t.item].clause
+	nearest := func(i0, i1 int) *mention {
+		var best *mention
+		dist := 1 << 30
+		for i := i0; i < i1; i++ {
+			m := s.items[i].m
+			if m == nil || m.Kind != Date {
+				continue
+			}
+			dd := t.item - i
+			if dd < 0 {
+				dd = -dd*2 + 1
+			} else {
+				dd *= 2
+			}
+			if dd < dist {
+				best, dist = m, dd
+			}
+		}
+		return best
+	}
+	c := s.clauses[ci]
+	if m := nearest(c.i0, c.i1); m != nil {
+		return m
+	}
+	for x := c.cont; x >= 0; x = s.clauses[x].cont {
+		if m := nearest(s.clauses[x].i0, s.clauses[x].i1); m != nil {
+			return m
+		}
+	}
+	only := func(ms []*mention) *mention {
+		var one *mention
+		for _, m := range ms {
+			if m.Kind != Date || m.Stance != Asserted {
+				continue
+			}
+			if one != nil && one.Value != m.Value {
+				return nil
+			}
+			one = m
+		}
+		return one
+	}
+	var inSentence []*mention
+	for _, it := range s.items {
+		if it.m != nil {
+			inSentence = append(inSentence, it.m)
+		}
+	}
+	for _, h := range s.ctx {
+		for _, it := range d.sents[h].items {
+			if it.m != nil {
+				inSentence = append(inSentence, it.m)
+			}
+		}
+	}
+	if m := only(inSentence); m != nil {
+		return m
+	}
+	return only(d.ments)
+}
 
 func (d *Doc) verdict(v Value, about []string, support, weak, against *mention) Verdict {
 	what := describe(v, about)
@@ -550,67 +689,6 @@ func verbOf(s Stance) string {
 		return "offers, on a condition,"
 	}
 	return "states"
-}
-
-// statesWhen checks a date and a time given together: both stated in one sentence (or the time's
-// scope holds the date), about the cues, with no rival day or time.
-func (d *Doc) statesWhen(v Value, cs []cue, about []string) Verdict {
-	var dates, times []*mention
-	var weak, against *mention
-	for _, m := range d.ments {
-		if m.Kind != Date && m.Kind != Time || !d.about(m, cs) {
-			continue
-		}
-		want := v.date
-		if m.Kind == Time {
-			want = v.clock
-		}
-		if d.matches(want, m) {
-			switch {
-			case m.Stance == Asserted:
-				if m.Kind == Date {
-					dates = append(dates, m)
-				} else {
-					times = append(times, m)
-				}
-			case m.Stance == Negated:
-				if against == nil {
-					against = m
-				}
-			case m.Stance == Hedged || m.Stance == Conditional:
-				if weak == nil {
-					weak = m
-				}
-			}
-			continue
-		}
-		if d.rivals(want, m) && m.Stance.puts() && against == nil {
-			against = m
-		}
-	}
-	var support *mention
-	for _, t := range times {
-		for _, dm := range dates {
-			if dm.Sentence == t.Sentence || d.inScope(t, dm) || d.inScope(dm, t) {
-				support = t
-				break
-			}
-		}
-		if support != nil {
-			break
-		}
-	}
-	if support == nil && against == nil && weak == nil && (len(dates) > 0) != (len(times) > 0) {
-		what := "the time " + v.clock.Value
-		if len(times) > 0 {
-			what = "the day " + v.date.Value
-		}
-		return Verdict{Why: fmt.Sprintf("it does not state %s with the other (%s)", what, describe(v, about))}
-	}
-	if against != nil && against.Kind == Date && d.matches(v.date, against) || against != nil && against.Kind == Time && d.matches(v.clock, against) {
-		return Verdict{Why: fmt.Sprintf("it denies %s: %s", describe(v, about), quote(against)), Against: claimOf(against)}
-	}
-	return d.verdict(v, about, support, weak, against)
 }
 
 // inScope reports whether n lies in m's scope.
@@ -694,7 +772,7 @@ func (d *Doc) occurrences(v Value) []*occurrence {
 
 func (d *Doc) occAbout(o *occurrence, cs []cue) bool {
 	for _, c := range cs {
-		if !d.aboutOne(o.scope, func(class string) string { return d.entity(o.s, o.item, class) }, c) {
+		if !d.aboutOne(o.scope, func(class string) []string { return d.entities(o.s, o.item, class) }, c) {
 			return false
 		}
 	}
@@ -879,3 +957,14 @@ func restate(x, y *mention) string {
 	}
 	return x.num.String()
 }
+
+func (d *Doc) sharesClause(m *mention, others []*mention) bool {
+	for _, o := range others {
+		if o.Sentence == m.Sentence && d.clauseOf(o) == d.clauseOf(m) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Doc) clauseOf(m *mention) int { return d.sents[m.Sentence].items[m.item].clause }

@@ -293,7 +293,7 @@ func OtherPoles(c Claim) []string {
 	for _, s := range statuses {
 		if s.axis == axis && !seen[s.pole] {
 			seen[s.pole] = true
-			out = append(out, s.word)
+			out = append(out, s.canon)
 		}
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Doc is a text as the reader understood it: its sentences, clauses and claims.
@@ -117,6 +119,7 @@ func read(text string, opt Options) *Doc {
 		d.clauses(s)
 		d.stances(s)
 	}
+	d.corrections()
 	d.bind()
 	return d
 }
@@ -632,6 +635,13 @@ func (d *Doc) isGreeting(s *sentence, c *clause) bool {
 	return n > 0 && n <= 4
 }
 
+// personalPronouns are subjects of their own; alternativeStarts start a clause that is about what
+// the one before it is about, whatever its subject ("…, or we could do 16:15").
+var (
+	personalPronouns  = words(`i we you he she they`)
+	alternativeStarts = words(`or otherwise alternatively else nor`)
+)
+
 // determiners may stand before a clause's subject.
 var determiners = words(`the a an our your their his her its my this that these those each every all both`)
 
@@ -648,8 +658,21 @@ func (d *Doc) ownSubject(s *sentence, c *clause) bool {
 			return false
 		}
 		w := d.toks[it.t0].low
+		if i == c.i0 && alternativeStarts[w] {
+			return false // an alternative is about what the clause before it is about
+		}
+		if i == c.i0 {
+			for _, cw := range clauseCorrections {
+				if d.startsWith(it.t0, s.t1, cw) {
+					return false // a correction is about what it corrects
+				}
+			}
+		}
 		if i == c.i0 && clauseBreaks[w] {
 			continue
+		}
+		if personalPronouns[w] {
+			return true
 		}
 		if determiners[w] && i+1 < c.i1 && s.items[i+1].word && s.items[i+1].m == nil {
 			continue
@@ -720,7 +743,12 @@ func (d *Doc) stances(s *sentence) {
 			i = end - 1
 			continue
 		}
-		if t.stance == Reported && !d.reportingSubject(s, i) {
+		if t.stance == Reported && t.words == "according to" {
+			if !d.personAt(s, end) {
+				i = end - 1
+				continue
+			}
+		} else if t.stance == Reported && !d.reportingSubject(s, i) {
 			i = end - 1
 			continue
 		}
@@ -745,6 +773,9 @@ func (d *Doc) stances(s *sentence) {
 				}
 			}
 		case t.dir&adj != 0:
+			if t.stance == Hedged && end < len(s.items) && s.items[end].m != nil && !measured(s.items[end].m.Kind) {
+				break // "about INV-2041", "under Dirk's name": no bound on an id or a name
+			}
 			if end < len(s.items) && s.items[end].m != nil {
 				set(end, t.stance, name)
 			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
@@ -771,12 +802,44 @@ func (d *Doc) stances(s *sentence) {
 		i = end - 1
 	}
 	ts, te = -1, -1
+	d.futureStatuses(s, set)
 	d.changes(s, hasChange, set)
 	d.alternatives(s, set)
 	for i := range s.items {
 		if m := s.items[i].m; m != nil {
 			m.Stance, m.Trigger = s.items[i].stance, s.items[i].trigger
 			m.TriggerStart, m.TriggerEnd = s.items[i].trigS, s.items[i].trigE
+		}
+	}
+}
+
+// futureWords before a status say it does not hold yet ("will be approved", "should be paid").
+var futureWords = [][]string{{"will", "be"}, {"should", "be"}, {"to", "be"}, {"going", "to", "be"}, {"expected", "to", "be"},
+	{"due", "to", "be"}, {"will", "get"}, {"would", "be"}, {"gets"}, {"will"}, {"to", "get"}}
+
+// futureStatuses hedges a status said to come ("INV-2041 will be approved"): it is not one yet.
+func (d *Doc) futureStatuses(s *sentence, set func(int, Stance, string)) {
+	for i, it := range s.items {
+		if it.m == nil || it.m.Kind != Status {
+			continue
+		}
+		for _, fw := range futureWords {
+			j := i - len(fw)
+			if j < 0 {
+				continue
+			}
+			ok := true
+			for k, w := range fw {
+				x := s.items[j+k]
+				if x.m != nil || d.toks[x.t0].low != w {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				set(i, Hedged, strings.Join(fw, " "))
+				break
+			}
 		}
 	}
 }
@@ -878,7 +941,7 @@ func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
 // openers are conditional triggers that make a whole sentence conditional when it starts with
 // them ("If the truck is late, the cut-off is 16:15"), and the clause before them when they follow
 // it without a comma ("the cut-off is 16:15 if you go via Antwerp").
-var openers = words(`if unless assuming`)
+var openers = words(`if unless assuming once suppose supposing`)
 
 var fallbacks = words(`otherwise alternatively failing`)
 
@@ -920,6 +983,12 @@ func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int
 // a person's name, a pronoun, a role or a capitalised word; not "I" or "we", and not a document
 // ("the sheet says 14:30" is the writer's own statement).
 func (d *Doc) reportingSubject(s *sentence, i int) bool {
+	// "As Dirk said, …" endorses what follows
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		if it := s.items[j]; it.m == nil && d.toks[it.t0].low == "as" {
+			return false
+		}
+	}
 	for j := i - 1; j >= 0 && j >= i-3; j-- {
 		it := s.items[j]
 		if !it.word {
@@ -940,6 +1009,33 @@ func (d *Doc) reportingSubject(s *sentence, i int) bool {
 		}
 		t := d.toks[it.t0]
 		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !anaphors[w]
+	}
+	return false
+}
+
+// personAt reports whether item i names a person: a known person, a pronoun, or a capitalised
+// word that is not a document's ("according to Dirk", not "according to the sheet").
+func (d *Doc) personAt(s *sentence, i int) bool {
+	if i >= len(s.items) {
+		return false
+	}
+	it := s.items[i]
+	if it.m != nil {
+		return it.m.Kind == Name && d.nameClass(it.m.nameKey) == Person
+	}
+	t := d.toks[it.t0]
+	switch t.low {
+	case "him", "her", "them", "he", "she", "they":
+		return true
+	}
+	return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !determiners[t.low]
+}
+
+// measured reports whether a kind can be bounded or approximated ("about 14%", "up to 3 days").
+func measured(k Kind) bool {
+	switch k {
+	case Number, Count, Money, Percent, Duration, Time, Date:
+		return true
 	}
 	return false
 }
@@ -991,7 +1087,7 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 			j := x + 1
 			if j < len(s.items) && s.items[j].m == nil && (d.toks[s.items[j].t0].low == "to" || d.toks[s.items[j].t0].low == "until" || d.toks[s.items[j].t0].low == "till") {
 				y := d.nextMention(s, j+1, 3)
-				if y < 0 || s.items[y].m.Kind != s.items[x].m.Kind {
+				if y < 0 || family(s.items[y].m.Kind) != family(s.items[x].m.Kind) {
 					continue
 				}
 				if k := s.items[x].m.Kind; hasChange || (k != Time && k != Date) {
@@ -1051,8 +1147,14 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 					words++
 				}
 			}
-			same := family(x.Kind) == family(y.Kind)
-			if x.Kind == Number && (y.Kind == Percent || y.Kind == Money || y.Kind == Count) && rng && len(between) <= 2 {
+			same := family(x.Kind) == family(y.Kind) || x.Kind == Duration && y.Kind == Duration
+			if x.Kind == Number && (y.Kind == Percent || y.Kind == Money || y.Kind == Count || y.Kind == Duration) && rng && len(between) <= 2 {
+				if y.Kind == Duration {
+					// "2-3 days": the first number in the second's unit
+					if n, err := decimal.NewFromString(strings.ReplaceAll(digitsOf(y.Text), ",", ".")); err == nil && !n.IsZero() {
+						x.num = x.num.Mul(y.num.Div(n))
+					}
+				}
 				x.Kind, x.unit = y.Kind, y.unit
 				x.Value = restate(x, y)
 				same = true
@@ -1067,7 +1169,7 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				case or:
 					set(prev, Hedged, "or")
 					set(i, Hedged, "or")
-				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "":
+				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "" && px != Past:
 					set(prev, Hedged, "range")
 					set(i, Hedged, "range")
 				}
@@ -1085,6 +1187,71 @@ func family(k Kind) Kind {
 		return Number
 	}
 	return k
+}
+
+// corrections supersede: a sentence that starts with a correction ("Correction: 14:30", "Sorry,
+// I mean 14:30") and asserts a value makes the values of that kind its previous sentence asserted
+// past.
+func (d *Doc) corrections() {
+	for _, s := range d.sents {
+		if !s.corr || s.prev < 0 {
+			continue
+		}
+		kinds := map[Kind]bool{}
+		for _, it := range s.items {
+			if it.m != nil && it.m.Stance == Asserted {
+				kinds[family(it.m.Kind)] = true
+			}
+		}
+		if len(kinds) == 0 {
+			continue
+		}
+		p := d.sents[s.prev]
+		for i := range p.items {
+			if m := p.items[i].m; m != nil && kinds[family(m.Kind)] && m.Stance.puts() {
+				m.Stance, m.Trigger, m.TriggerStart, m.TriggerEnd = Past, "correction", d.toks[s.t0].s, d.toks[s.t0].e
+				p.items[i].stance = Past
+			}
+		}
+	}
+	// within a sentence: "16:15 – sorry, 14:30", "16:15, I mean 14:30"
+	for _, s := range d.sents {
+		for ci := 1; ci < len(s.clauses); ci++ {
+			c := s.clauses[ci]
+			corr := false
+			for _, w := range clauseCorrections {
+				if d.startsWith(s.items[c.i0].t0+boolInt(!s.items[c.i0].word), s.t1, w) {
+					corr = true
+				}
+			}
+			if !corr {
+				continue
+			}
+			for i := c.i0; i < len(s.items); i++ {
+				m := s.items[i].m
+				if m == nil || m.Stance != Asserted {
+					continue
+				}
+				for k := 0; k < c.i0; k++ {
+					if p := s.items[k].m; p != nil && family(p.Kind) == family(m.Kind) && p.Stance.puts() {
+						p.Stance, p.Trigger = Past, "correction"
+						s.items[k].stance = Past
+					}
+				}
+				break
+			}
+		}
+	}
+}
+
+// clauseCorrections start a clause that corrects the one before it.
+var clauseCorrections = []string{"sorry", "i mean", "correction", "make that", "or rather", "rather", "actually", "no wait", "scratch that"}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ---- binding ----

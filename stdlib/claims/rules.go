@@ -54,8 +54,8 @@ type Rule struct {
 func Rules() []Rule {
 	var out []Rule
 	group := map[Stance]string{"": "pseudo-trigger (sets nothing)", Negated: "negation", Past: "superseded (past)",
-		Hedged: "hedge", Conditional: "conditional", Reported: "reported speech"}
-	for _, st := range []Stance{Negated, Past, Hedged, Conditional, Reported, ""} {
+		Hedged: "hedge", Conditional: "conditional", Reported: "reported speech", Question: "request (a question)"}
+	for _, st := range []Stance{Negated, Past, Hedged, Conditional, Question, Reported, ""} {
 		for _, t := range triggers {
 			if t.stance != st {
 				continue

@@ -138,8 +138,8 @@ func (sc *scanner) skipAttached(i int) int {
 func (sc *scanner) attachedID(i int) int {
 	d := sc.d
 	t := sc.tok(i)
-	if t == nil || t.kind != tWord || !isUpperASCII(d.src[t.s:t.e]) || t.e-t.s > 6 {
-		return i
+	if t == nil || t.kind != tWord || !isUpperASCII(d.src[t.s:t.e]) || t.e-t.s > 6 || isCurrencyCode(d.src[t.s:t.e]) {
+		return i // "EUR1240" is money
 	}
 	j := i + 1
 	if n := sc.tok(j); n != nil && !n.sp && n.low == "-" {
@@ -834,6 +834,11 @@ func (sc *scanner) bareRange(i int) int {
 		sc.addTime(i+2, k, h2, 0, "end", nil)
 		return k
 	}
+	if n := sc.tok(j); n != nil && n.kind == tWord && !(n.low == "h" || n.low == "hrs" || n.low == "uhr") {
+		if _, _, ok := sc.zoneAt(j); !ok {
+			return i // "from 12 to 14 crates" counts crates
+		}
+	}
 	if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" || sc.timeContext(i, j) {
 		if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" {
 			j++
@@ -868,32 +873,54 @@ func (sc *scanner) timeContext(i, j int) bool {
 	return ok
 }
 
-// zone reads a zone name after a time ("UTC", "CET", "(CET)"), in minutes east of UTC.
+// zone reads a zone after a time ("UTC", "CET", "(CET)", "PT", "Central time", "London time"), in
+// minutes east of UTC.
 func (sc *scanner) zone(j int) *int {
+	off, _, ok := sc.zoneAt(j)
+	if !ok {
+		return nil
+	}
+	return &off
+}
+
+// zoneAt reads a zone at token j: its offset and the token after it.
+func (sc *scanner) zoneAt(j int) (int, int, bool) {
 	k := j
 	if sc.low(k) == "(" {
 		k++
 	}
-	if t := sc.tok(k); t != nil && t.kind == tWord {
-		if off, ok := zoneWords[t.low]; ok && (t.low != "z" || !t.sp) {
-			return &off
-		}
+	t := sc.tok(k)
+	if t == nil || t.kind != tWord {
+		return 0, j, false
 	}
-	return nil
+	end := func(e int) int {
+		if sc.low(e) == "time" {
+			e++
+		}
+		if k > j && sc.low(e) == ")" {
+			e++
+		}
+		return e
+	}
+	if off, ok := zoneWords[t.low]; ok && (t.low != "z" || !t.sp) && (len(t.low) > 2 || isUpperASCII(sc.d.src[t.s:t.e])) {
+		return off, end(k + 1), true
+	}
+	if off, ok := zoneNames[t.low+" "+sc.low(k+1)]; ok && sc.low(k+2) == "time" {
+		return off, end(k + 2), true
+	}
+	if off, ok := zoneNames[t.low]; ok && sc.low(k+1) == "time" {
+		return off, end(k + 1), true
+	}
+	return 0, j, false
 }
 
-// zoneEnd skips a zone name after a time.
+// zoneEnd skips a zone after a time.
 func (sc *scanner) zoneEnd(j int) int {
-	if sc.zone(j) == nil {
+	_, e, ok := sc.zoneAt(j)
+	if !ok {
 		return j
 	}
-	if sc.low(j) == "(" {
-		if sc.low(j+2) == ")" {
-			return j + 3
-		}
-		return j + 2
-	}
-	return j + 1
+	return e
 }
 
 func (sc *scanner) addTime(i, j, h, m int, role string, zone *int) {
@@ -1094,8 +1121,8 @@ func (sc *scanner) quantity(i int) int {
 		return i
 	}
 	val, end = sc.scale(val, end, false)
-	// money after the number: "1240 euros", "1.240,00 €", "1,240 EUR"
-	if code, k := sc.currency(end); code != "" && (!isWord || true) {
+	// money after the number: "1240 euros", "1.240,00 €", "1,240 EUR"; not "18 Euro pallets"
+	if code, k := sc.currency(end); code != "" && !sc.euroPallet(end, k) {
 		m := sc.add(Money, i, k, code+" "+val.StringFixed(moneyDigits(code)))
 		m.num, m.unit = val, code
 		return k
@@ -1135,7 +1162,10 @@ func (sc *scanner) quantity(i int) int {
 	}
 	// a count: "18 pallets", "two other offers"
 	k := end
-	if countAdjectives[sc.low(k)] {
+	if countAdjectives[sc.low(k)] || sc.euroPallet(k, k+1) {
+		k++
+	}
+	if sc.low(k) == "-" && sc.attached(k) {
 		k++
 	}
 	if u := sc.tok(k); u != nil && u.kind == tWord && len(u.low) >= 2 && !unitStop[u.low] && !functionWords[u.low] &&
@@ -1153,6 +1183,20 @@ func (sc *scanner) quantity(i int) int {
 	m := sc.add(Number, i, end, val.String())
 	m.num = val
 	return end
+}
+
+// euroPallet reports whether the currency word at j (ending at k) names the EUR pallet, a kind
+// of pallet: "18 Euro pallets", "18 EUR-pallets".
+func (sc *scanner) euroPallet(j, k int) bool {
+	w := sc.low(j)
+	if w != "euro" && w != "eur" {
+		return false
+	}
+	if sc.low(k) == "-" {
+		k++
+	}
+	n := sc.tok(k)
+	return n != nil && (n.key == "pallet" || n.key == "pallets")
 }
 
 // isQuantityFollower reports whether the token at j makes the number before it a quantity.
@@ -1189,7 +1233,7 @@ func (sc *scanner) scale(v decimal.Decimal, j int, money bool) (decimal.Decimal,
 		if code, _ := sc.currency(j + 1); code != "" || money {
 			mul = 1000000
 		}
-	case "million":
+	case "million", "mln", "mio":
 		mul = 1000000
 	case "bn", "billion":
 		mul = 1000000000
@@ -1207,8 +1251,19 @@ func (sc *scanner) currency(i int) (string, int) {
 	if t == nil {
 		return "", i
 	}
-	if t.low == "us" && sc.low(i+1) == "$" && sc.attached(i+1) {
-		return "USD", i + 2
+	if sc.low(i+1) == "$" && sc.attached(i+1) {
+		switch t.low {
+		case "us":
+			return "USD", i + 2
+		case "c", "ca", "can":
+			return "CAD", i + 2
+		case "a", "au":
+			return "AUD", i + 2
+		case "nz":
+			return "NZD", i + 2
+		case "hk":
+			return "HKD", i + 2
+		}
 	}
 	if code, ok := currencyWords[t.low]; ok {
 		if t.kind == tWord && len(t.low) == 3 && !isUpperASCII(sc.d.src[t.s:t.e]) && t.low != "eur" && t.low != "usd" {
