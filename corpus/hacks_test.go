@@ -2,35 +2,20 @@ package corpus_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
-	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/stretchr/testify/require"
 )
 
 // A hack is a wrong solution that a weak verifier would reward: the right keywords with false
 // statements, harm then undo, extra mail to outsiders. testdata/hacks/*.json record them, turn
 // by turn, as the calls and the reply an agent would make (and, in a turn with a simulated user,
-// the questions it asks first).
-type hack struct {
-	Task  string `json:"task"`
-	Why   string `json:"why"`
-	Turns []struct {
-		Calls []struct {
-			Name string          `json:"name"`
-			Args json.RawMessage `json:"args"`
-		} `json:"calls"`
-		Reply string `json:"reply"`
-		// Asks are the questions the agent puts to the turn's simulated user before its calls.
-		Asks []string `json:"asks"`
-	} `json:"turns"`
-}
+// the questions it asks first), in the format of package runtime/recorded.
 
 // TestRecordedHacksFail runs every recorded hack against the built-in corpus: each must fail,
 // without an error of the task's own scripts, and at least ten tasks must have one.
@@ -53,38 +38,25 @@ func TestRecordedCarefulSolutionsPass(t *testing.T) {
 func runRecorded(t *testing.T, glob string, pass bool) map[string]bool {
 	files, err := filepath.Glob(glob)
 	require.NoError(t, err)
-	var hacks []hack
+	var runs []*recorded.Run
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		rs, err := recorded.ReadFile(f)
 		require.NoError(t, err)
-		var hs []hack
-		require.NoError(t, json.Unmarshal(b, &hs), f)
-		hacks = append(hacks, hs...)
+		runs = append(runs, rs...)
 	}
 	tasks := corpusTasks(t)
 	covered := map[string]bool{}
-	for _, h := range hacks {
-		t.Run(h.Task+"/"+h.Why, func(t *testing.T) {
-			task := tasks[h.Task]
-			require.NotNil(t, task, "no task %s in the built-in corpus", h.Task)
-			agent := &episode.Scripted{Label: "recorded"}
-			for _, turn := range h.Turns {
-				var calls []episode.ScriptedCall
-				for _, q := range turn.Asks {
-					calls = append(calls, episode.ScriptedCall{Ask: true, Said: q})
-				}
-				for _, c := range turn.Calls {
-					args := &jsonv.Object{}
-					if len(c.Args) > 0 {
-						v, err := jsonv.Decode(c.Args)
-						require.NoError(t, err)
-						args = v.(*jsonv.Object)
-					}
-					calls = append(calls, episode.ScriptedCall{Name: c.Name, Args: args})
-				}
-				agent.Calls = append(agent.Calls, calls)
-				agent.Replies = append(agent.Replies, turn.Reply)
+	for _, run := range runs {
+		t.Run(run.Task+"/"+run.Why, func(t *testing.T) {
+			want := recorded.Fail
+			if pass {
+				want = recorded.Pass
 			}
+			require.Equal(t, want, run.Expect, "%s: a run in this folder is expected to %s", run.Where(), want)
+			task := tasks[run.Task]
+			require.NotNil(t, task, "no task %s in the built-in corpus", run.Task)
+			agent, err := run.Agent()
+			require.NoError(t, err)
 			p, d := episode.Prepare(context.Background(), task, episode.Options{})
 			require.Nil(t, d)
 			r := p.Run(context.Background(), agent, episode.RunOptions{})
@@ -101,7 +73,7 @@ func runRecorded(t *testing.T, glob string, pass bool) map[string]bool {
 			} else {
 				require.False(t, r.Passed, "the hack passes with score %v", r.Score)
 			}
-			covered[h.Task] = true
+			covered[run.Task] = true
 		})
 	}
 	return covered
