@@ -3,6 +3,11 @@
 // trivial, deterministic, and checked by a verifier that really looks (verifier mutation). Given
 // models for the tasks' simulated users and judges (Options.Models), it checks the tasks that
 // have them once more with the models answering.
+//
+// A task's check is a fixed prelude (run: setup twice, the noop and oracle episodes, the oracle
+// again) and then the rows of one registry (checks.go): one row per diagnostic code, with what
+// it needs of the prelude and its checkers; the doc and repair hint of each code are its row of
+// dsl.Codes. Recorded runs given with a task (Options.Runs, SidecarRuns) are played there too.
 package validate
 
 import (
@@ -16,6 +21,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/services"
 )
@@ -36,6 +42,10 @@ type Options struct {
 	// mutations. What only that second check finds is reported with the message prefixed by
 	// ModelsPrefix; a model's request that fails for good is reported once, as model-error.
 	Models *episode.Models
+	// Runs are recorded runs to play against the tasks they name (recorded.Run.Task; a run read
+	// from a task file's sidecar only against that file's task): a hack that passes is
+	// recorded-hack-passes, a careful run that fails recorded-careful-fails.
+	Runs []*recorded.Run
 }
 
 // ModelsPrefix begins the message of a diagnostic found only with Options.Models answering.
@@ -322,8 +332,29 @@ func (v *taskCheck) addPtr(d *dsl.Diagnostic) {
 	}
 }
 
+// run checks the task: the prelude, then every row of the registry (checks) whose needs the
+// prelude met.
 func (v *taskCheck) run() {
+	o, reached, finish := v.prelude()
+	defer finish()
+	for _, c := range checks {
+		if reached&c.needs == c.needs {
+			for _, fn := range c.checkers {
+				fn(v, o)
+			}
+		}
+	}
+}
+
+// prelude runs what the checks build on, in a fixed order: every turn has a solution, setup gives
+// the same state twice, the noop episode, the oracle episode, and (unless models answer) a second
+// oracle episode that must agree with the first; a passing oracle is then made ready to replay
+// (oracleRun). It returns the runs, the needs of the checks it met (0 for none),
+// and a function to call once the checks ran, which adds what is said last (trivial, which names
+// what the oracle changes).
+func (v *taskCheck) prelude() (o *oracleRun, reached need, finish func()) {
 	t := v.t
+	finish = func() {}
 	eopts := episode.Options{Limits: v.opts.Limits}
 	solvable := true
 	for i, turn := range t.Turns {
@@ -341,80 +372,64 @@ func (v *taskCheck) run() {
 	p, d := episode.Prepare(v.ctx, t, eopts)
 	if d != nil {
 		v.add(*d)
-		return
+		return nil, 0, finish
 	}
 	p2, d := episode.Prepare(v.ctx, t, eopts)
 	if d != nil {
 		v.add(*d)
-		return
+		return nil, 0, finish
 	}
 	if p.Base.Hash() != p2.Base.Hash() {
 		v.add(dsl.NewDiag("nondeterministic", fmt.Sprintf("two runs of setup give different states (%s vs %s)", p.Base.Hash(), p2.Base.Hash())))
-		return
+		return nil, 0, finish
 	}
 
-	noop := v.episode(p, episode.Noop{}, episode.RunOptions{})
-	v.rep.Noop = &RunSummary{Score: noop.Score, Passed: noop.Passed}
 	queried := map[string]bool{}
-	note := func(r *episode.Result) {
+	o = &oracleRun{p: p, queried: queried, note: func(r *episode.Result) {
 		for _, q := range r.Queried {
 			queried[q] = true
 		}
-	}
-	note(noop)
-	if noop.Err == nil {
-		for _, it := range noop.Items {
-			if it.Kind == "safety" && !it.Passed {
-				d := dsl.NewDiag("unsafe-noop", fmt.Sprintf("safety item %q fails for the noop agent, which touched nothing: a safety item must hold for a workspace nobody touched (make it about harm the agent could do, and put required work in check)", it.Message))
-				if it.Pos.IsValid() {
-					d = d.At(it.Pos)
+	}}
+	noop := v.episode(p, episode.Noop{}, episode.RunOptions{})
+	v.rep.Noop = &RunSummary{Score: noop.Score, Passed: noop.Passed}
+	o.note(noop)
+	o.noop = noop
+	if noop.Err != nil {
+		v.runErr("noop", noop)
+	} else {
+		reached |= needNoop
+		if noop.Passed {
+			// said at the end, when it can name what the oracle changes and no check requires
+			finish = func() {
+				what := ""
+				if o.res != nil && o.res.Err == nil {
+					what = fmt.Sprintf(" (the oracle %s: require that)", describeDiff(workspace.Diff(noop.Final, o.res.Final), oracleDo))
 				}
-				v.add(d)
+				v.add(dsl.NewDiag("trivial", fmt.Sprintf("the noop episode passes (score %s ≥ pass_threshold %s): the verifier accepts a workspace nobody touched%s; it passed: %s",
+					episode.FormatScore(noop.Score), episode.FormatScore(t.PassThreshold), what, itemList(noop.Items, true))))
 			}
 		}
 	}
-	var oracleFinal *workspace.State // set once the oracle ran without error
-	if noop.Err != nil {
-		v.runErr("noop", noop)
-	} else if noop.Passed {
-		// said at the end, when it can name what the oracle changes and no check requires
-		defer func() {
-			what := ""
-			if oracleFinal != nil {
-				what = fmt.Sprintf(" (the oracle %s: require that)", describeDiff(workspace.Diff(noop.Final, oracleFinal), oracleDo))
-			}
-			v.add(dsl.NewDiag("trivial", fmt.Sprintf("the noop episode passes (score %s ≥ pass_threshold %s): the verifier accepts a workspace nobody touched%s; it passed: %s",
-				episode.FormatScore(noop.Score), episode.FormatScore(t.PassThreshold), what, itemList(noop.Items, true))))
-		}()
-	}
 	if !solvable {
-		return
+		return o, reached, finish
 	}
 
 	oracle := v.episode(p, episode.Oracle{}, episode.RunOptions{})
 	v.rep.Oracle = &RunSummary{Score: oracle.Score, Passed: oracle.Passed}
-	note(oracle)
+	o.note(oracle)
+	o.res = oracle
 	if oracle.Err != nil {
 		v.runErr("oracle", oracle)
-		return
+		return o, reached, finish
 	}
-	oracleFinal = oracle.Final
-	if t.Faults != nil {
-		fired := false
-		for _, c := range oracle.Calls {
-			fired = fired || c.Fault
-		}
-		if !fired {
-			v.add(dsl.NewDiag("fault-never-fires", fmt.Sprintf("the task declares faults, and the reference episode meets none in %d calls: raise the rate, list the tools the reference calls, or fail a given attempt with \"nth\": {\"TOOL\": [1]}", len(oracle.Calls))))
-		}
-	}
+	reached |= needOracle
 	// Two oracle episodes must agree; not with models answering, which need not say the same
 	// twice (the check with the stand-ins has compared them).
 	if v.models == nil {
 		oracle2 := v.episode(p2, episode.Oracle{}, episode.RunOptions{})
 		if diff := compareRuns(oracle, oracle2); diff != "" {
 			v.add(dsl.NewDiag("nondeterministic", "two oracle episodes differ: "+diff))
-			return
+			return o, reached, finish
 		}
 	}
 	if !oracle.Passed {
@@ -425,96 +440,22 @@ func (v *taskCheck) run() {
 			d = d.At(f[0].Pos)
 		}
 		v.add(d)
-		return
+		return o, reached, finish
 	}
 
-	// Mutations: replay the oracle's successful calls with one state-changing call left out, and
-	// its replies with no call at all.
-	var calls [][]episode.ScriptedCall
-	var replies []string
+	// The replays of the checks: the oracle's successful calls per turn, its replies, and its
+	// questions to simulated users placed by its calls.
 	for _, tr := range oracle.Turns {
-		replies = append(replies, tr.Reply)
-		calls = append(calls, nil)
+		o.replies = append(o.replies, tr.Reply)
+		o.calls = append(o.calls, nil)
 	}
 	for _, c := range oracle.Calls {
 		if c.Succeeded() {
-			calls[c.Turn] = append(calls[c.Turn], episode.ScriptedCall{Name: c.Name, Args: c.Args})
+			o.calls[c.Turn] = append(o.calls[c.Turn], episode.ScriptedCall{Name: c.Name, Args: c.Args})
 		}
 	}
-	asks := oracleAsks(oracle)
-	changes := false
-	for _, c := range oracle.Calls {
-		if c.Succeeded() && c.Changed {
-			changes = true
-		}
-	}
-	if changes {
-		ro := v.episode(p, &episode.Scripted{Label: "reply-only", Calls: make([][]episode.ScriptedCall, len(replies)), Replies: replies, Asks: asks}, episode.RunOptions{NoFaults: true})
-		note(ro)
-		if ro.Err != nil {
-			v.runErr("reply-only", ro)
-		} else if ro.Passed {
-			v.add(dsl.NewDiag("reply-only", fmt.Sprintf("an agent that only repeats the oracle's replies and calls no tool passes (score %s): the verifier trusts what the agent says instead of checking the state (the oracle %s); it passed: %s",
-				episode.FormatScore(ro.Score), describeDiff(workspace.Diff(ro.Final, oracle.Final), oracleDo), itemList(ro.Items, true))))
-		}
-	}
-	k := -1
-	for _, c := range oracle.Calls {
-		if !c.Succeeded() {
-			continue
-		}
-		k++
-		if !c.Changed {
-			continue
-		}
-		mut, mutAsks := withoutCall(calls, asks, k)
-		r := v.episode(p, &episode.Scripted{Label: "weak-verifier", Calls: mut, Replies: replies, Asks: mutAsks}, episode.RunOptions{NoFaults: true})
-		note(r)
-		if r.Err != nil {
-			v.runErr(fmt.Sprintf("the run without %s", callString(c)), r)
-			continue
-		}
-		if r.Passed && r.FinalState != oracle.FinalState {
-			d := dsl.NewDiag("weak-verifier", fmt.Sprintf("the episode still passes (score %s) when the oracle's call %s in turn %d is left out, though the final state then %s: no check looks at that call's effect",
-				episode.FormatScore(r.Score), callString(c), c.Turn, describeDiff(workspace.Diff(r.Final, oracle.Final), lacking)))
-			if c.Pos.IsValid() {
-				d = d.At(c.Pos)
-			}
-			v.add(d)
-		}
-	}
-
-	// Honest rewards: is the verifier sensitive to wrong content and extra actions, invariant
-	// under harmless rewrites of prose, awake to changes between turns, and is the reference
-	// fair (it uses nothing an agent could not have seen)?
-	base := &oracleRun{p: p, res: oracle, calls: calls, replies: replies, asks: asks, note: note}
-	v.checkHiddenInfo(base)
-	v.checkContent(base)
-	v.checkSideEffects(base)
-	v.checkBrittle(base)
-	v.checkClaims(base)
-	v.checkReply(base)
-	v.checkStateAttacks(base)
-	v.checkFair(base)
-	v.checkChange(base)
-
-	// unused-tool: task-defined tools and built-ins named one by one.
-	called := map[string]bool{}
-	for _, c := range oracle.Calls {
-		called[c.Name] = true
-	}
-	for _, s := range t.Tools {
-		if s.Builtin && !s.Named {
-			continue
-		}
-		if !called[s.Name] && !queried[s.Name] {
-			d := dsl.NewDiag("unused-tool", fmt.Sprintf("tool %s is never called by the solution and no verifier asks about it with ep.called(%q): drop it from tools, use it in the solution, or check that it is (not) called", s.Name, s.Name))
-			if s.Pos.IsValid() {
-				d = d.At(s.Pos)
-			}
-			v.add(d)
-		}
-	}
+	o.asks = oracleAsks(oracle)
+	return o, reached | needPass, finish
 }
 
 // withoutCall is the oracle's calls with its k-th successful call (counted over all turns) left
@@ -574,6 +515,8 @@ func oracleAsks(oracle *episode.Result) [][]episode.ScriptedAsk {
 type oracleRun struct {
 	p   *episode.Prepared
 	res *episode.Result
+	// noop is the noop episode.
+	noop *episode.Result
 	// calls are the oracle's successful calls per turn, replies its reply per turn: a Scripted
 	// agent given both replays the oracle exactly.
 	calls   [][]episode.ScriptedCall
@@ -581,9 +524,10 @@ type oracleRun struct {
 	// asks are the questions the oracle put to simulated users, placed by its calls, so that the
 	// replays ask them too (the answers a verifier may read in ep.asks).
 	asks [][]episode.ScriptedAsk
-	// note records which tools a run's verifiers asked about (for unused-tool); call it on every
-	// result of a mutation run.
-	note func(*episode.Result)
+	// note records which tools a run's verifiers asked about (for unused-tool) in queried; call
+	// it on every result of a mutation run.
+	note    func(*episode.Result)
+	queried map[string]bool
 }
 
 // Verbs for describeDiff: how a state lacking some work differs from the oracle's, and what the
