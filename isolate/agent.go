@@ -18,6 +18,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/runtime/simmodel"
 )
 
@@ -26,7 +27,7 @@ import (
 // make them, and no secret. The models' key and HTTP client stay in the process that starts the
 // workers (see Host).
 type Agent struct {
-	Name  string         `json:"name"` // oracle, noop or openai
+	Name  string         `json:"name"` // oracle, noop, openai or script
 	Model *ModelSettings `json:"model,omitempty"`
 	// System is the model's system prompt as given (--system), with {address} and {now} still in
 	// it; "" is the default prompt (SystemPrompt).
@@ -37,6 +38,8 @@ type Agent struct {
 	// process (ModelConfig), never its extra headers.
 	User  *ModelSettings `json:"user,omitempty"`
 	Judge *ModelSettings `json:"judge,omitempty"`
+	// Script is the recorded run the agent script plays (runtime/recorded).
+	Script *recorded.Run `json:"script,omitempty"`
 }
 
 // The roles of the models inside a task, as ModelConfig and the calls of a worker name them.
@@ -189,6 +192,12 @@ func NewAgent(a Agent, cfg modelagent.Config, p *episode.Prepared) (episode.Agen
 		return episode.Oracle{}, "", nil
 	case "noop":
 		return episode.Noop{}, "", nil
+	case recorded.Label:
+		if a.Script == nil {
+			return nil, "", errors.New("the agent script has no run to play")
+		}
+		s, err := a.Script.Agent()
+		return s, "", err
 	case "openai":
 	default:
 		return nil, "", fmt.Errorf("unknown agent %q", a.Name)

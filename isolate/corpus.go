@@ -14,6 +14,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -152,6 +153,21 @@ type ValidateOptions struct {
 	Progress func(done, total int)
 	// Models, when set, are the models the validator also runs the tasks against.
 	Models *TaskModels
+	// Runs are recorded runs the validator plays against the tasks they name
+	// (validate.Options.Runs): each file's job carries those that may play against its tasks.
+	Runs []*recorded.Run
+}
+
+// runsOf are the runs that may play against the tasks of the task file rel: those of its own
+// sidecar, and those given for every task of their name (recorded.Run.For).
+func runsOf(runs []*recorded.Run, rel string) []*recorded.Run {
+	var out []*recorded.Run
+	for _, r := range runs {
+		if r.For == "" || r.For == rel {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ValidateCorpus is validate.Corpus with every task file checked in a worker of the pool: the
@@ -190,6 +206,7 @@ func ValidateCorpusWith(ctx context.Context, p *Pool, c *dsl.Corpus, files []str
 			defer func() { <-sem }()
 			job, local, err := fileJob(ctx, c, support, rel)
 			job.Models = opts.Models
+			job.Runs = runsOf(opts.Runs, rel)
 			switch {
 			case err != nil:
 				errs[i] = err

@@ -42,6 +42,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -170,6 +171,9 @@ type Job struct {
 	// (validate.Options.Models; not for InfoOnly): the worker is given their settings, and their
 	// requests come back through this process (TaskModels).
 	Models *TaskModels
+	// Runs are recorded runs the validator plays against the checked tasks they name
+	// (validate.Options.Runs; not for InfoOnly).
+	Runs []*recorded.Run
 }
 
 // Result is the answer to a job.
@@ -199,6 +203,9 @@ var errClosed = errors.New("isolate: the pool is closed")
 func (p *Pool) Run(ctx context.Context, job Job) (*Result, error) {
 	start := time.Now()
 	req := &request{Display: job.Display, Files: job.Files, Check: job.Check, Validate: !job.InfoOnly, Setup: job.Setup}
+	if !job.InfoOnly {
+		req.Runs = job.Runs
+	}
 	sess := &session{subject: "the file"}
 	if m := job.Models; m != nil && !job.InfoOnly {
 		req.Models = &modelSettings{User: m.User, Judge: m.Judge}

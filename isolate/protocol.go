@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -34,6 +35,8 @@ type request struct {
 	// against (validate.Options.Models); their requests come back to the pool as calls
 	// "user.http" and "judge.http", as an episode's do.
 	Models *modelSettings `json:"models,omitempty"`
+	// Runs, with Validate, are recorded runs the validator plays (validate.Options.Runs).
+	Runs []*recorded.Run `json:"runs,omitempty"`
 	// Episode runs one episode of a task of the files instead; Replay replays a trace.
 	Episode *episodeRequest `json:"episode,omitempty"`
 	Replay  *replayRequest  `json:"replay,omitempty"`

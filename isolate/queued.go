@@ -16,6 +16,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/queue"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -32,6 +33,8 @@ type ValidateJob struct {
 	Files   map[string]string `json:"files"`   // path → blob ref (queue.PutFiles)
 	User    *ModelSettings    `json:"user,omitempty"`
 	Judge   *ModelSettings    `json:"judge,omitempty"`
+	// Runs are the recorded runs that may play against the file's tasks (Job.Runs).
+	Runs []*recorded.Run `json:"runs,omitempty"`
 }
 
 // validateAnswer is the body of a validate job's result: the file's report (its JSON, as a
@@ -54,6 +57,9 @@ type QueuedValidateOptions struct {
 	Models *TaskModels
 	// Progress, when set, is told how far the jobs have got (queue.Produce.Progress).
 	Progress func(queue.Progress)
+	// Runs are recorded runs played against the tasks they name (ValidateOptions.Runs); they
+	// travel with the jobs.
+	Runs []*recorded.Run
 }
 
 // ValidateQueued is ValidateCorpusWith of each source, with each task file checked by a worker
@@ -97,7 +103,7 @@ func ValidateQueued(ctx context.Context, q *queue.Queue, srcs []Source, opts Que
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", rel, err)
 			}
-			body := ValidateJob{Display: job.Display, File: rel, Files: refs}
+			body := ValidateJob{Display: job.Display, File: rel, Files: refs, Runs: runsOf(opts.Runs, rel)}
 			if opts.Models != nil {
 				body.User, body.Judge = opts.Models.User, opts.Models.Judge
 			}
@@ -169,7 +175,7 @@ func ValidateHandler(p *Pool, getenv func(string) string) queue.Handler {
 		if err != nil {
 			return nil, fmt.Errorf("validate job: %w", err)
 		}
-		j := Job{Display: body.Display, Files: files, Check: []string{body.File}}
+		j := Job{Display: body.Display, Files: files, Check: []string{body.File}, Runs: body.Runs}
 		if body.User != nil || body.Judge != nil {
 			base, err := WorkerModel(nil, getenv)
 			if err != nil {

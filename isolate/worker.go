@@ -252,7 +252,7 @@ func handle(ctx context.Context, req *request, c *conn) *response {
 	}
 	resp := &response{Tasks: []TaskInfo{}}
 	if req.Validate {
-		opts := validate.Options{Jobs: 1, Limits: lim}
+		opts := validate.Options{Jobs: 1, Limits: lim, Runs: req.Runs}
 		if m := req.Models; m != nil {
 			models, err := workerModels(Agent{User: m.User, Judge: m.Judge}, c)
 			if err != nil {
