@@ -204,6 +204,36 @@ func usageErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, a...))
 }
 
+// FieldError is an error about fields of Options. Its message names them as fields ("Model is
+// required"); Named names them otherwise, as a command line names its flags ("--model is
+// required"). A FieldError of the options themselves is a usage error (errors.Is ErrUsage).
+type FieldError struct {
+	// Fields are the fields the error is about, in the order the message names them.
+	Fields []string
+	format string // the message: %[1]s... for the fields, then the other values
+	args   []any
+	usage  bool
+}
+
+// fieldErr is a FieldError: format names fields by %[i]s (i from 1), then a's values.
+func fieldErr(usage bool, fields []string, format string, a ...any) *FieldError {
+	return &FieldError{Fields: fields, format: format, args: a, usage: usage}
+}
+
+func (e *FieldError) Error() string { return e.Named(func(field string) string { return field }) }
+
+// Named is the message with each field named name(field).
+func (e *FieldError) Named(name func(field string) string) string {
+	vals := make([]any, 0, len(e.Fields)+len(e.args))
+	for _, f := range e.Fields {
+		vals = append(vals, name(f))
+	}
+	return fmt.Sprintf(e.format, append(vals, e.args...)...)
+}
+
+// Is makes a usage FieldError an ErrUsage.
+func (e *FieldError) Is(target error) bool { return e.usage && target == ErrUsage }
+
 // Run generates tasks. It returns the summary of the whole manifest; an error stops the run
 // (a model that cannot be reached, a cassette mismatch, ctx done) after the attempts committed
 // so far, and running the same options again resumes.
@@ -301,13 +331,13 @@ func begin(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 // prepares the model client.
 func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Record, closeFn func(), err error) {
 	if len(opts.Capabilities) == 0 {
-		return nil, 0, nil, nil, usageErr("at least one --capability is required")
+		return nil, 0, nil, nil, fieldErr(true, []string{"Capabilities"}, "at least one %[1]s is required")
 	}
 	if opts.Count < 1 {
-		return nil, 0, nil, nil, usageErr("--count must be at least 1")
+		return nil, 0, nil, nil, fieldErr(true, []string{"Count"}, "%[1]s must be at least 1")
 	}
 	if opts.Out == "" {
-		return nil, 0, nil, nil, usageErr("--out DIR is required")
+		return nil, 0, nil, nil, fieldErr(true, []string{"Out"}, "%[1]s is required")
 	}
 	if opts.Pool == nil {
 		return nil, 0, nil, nil, errors.New("generator: no worker pool")
@@ -328,7 +358,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		opts.Corpus = corpus.Open()
 	}
 	if opts.Record != "" && opts.Replay != "" {
-		return nil, 0, nil, nil, usageErr("--record and --replay cannot be used together")
+		return nil, 0, nil, nil, fieldErr(true, []string{"Record", "Replay"}, "%[1]s and %[2]s cannot be used together")
 	}
 	g = &gen{opts: *opts, names: map[string]string{}, desc: map[string]string{}, support: map[string][]byte{}}
 	g.system = systemPrompt(opts.Reference)
@@ -363,7 +393,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 	if opts.Replay != "" {
 		player, err = cassette.Load(opts.Replay)
 		if err != nil {
-			return nil, 0, nil, nil, usageErr("--replay: %v", err)
+			return nil, 0, nil, nil, fieldErr(true, []string{"Replay"}, "%[1]s: %[2]v", err)
 		}
 		if mc.Model == "" {
 			mc.Model = player.Model()
@@ -375,7 +405,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		mc.Sleep = func(context.Context, time.Duration) error { return nil }
 	}
 	if mc.Model == "" {
-		return nil, 0, nil, nil, usageErr("--model is required")
+		return nil, 0, nil, nil, fieldErr(true, []string{"Model"}, "%[1]s is required")
 	}
 	opts.Model = mc
 	g.opts.Model = mc
@@ -389,7 +419,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 	}
 	for _, r := range records {
 		if r.Seed != opts.Seed+int64(r.Attempt) || strings.Join(r.Capabilities, ",") != strings.Join(opts.Capabilities, ",") {
-			return nil, 0, nil, nil, usageErr("%s holds attempts of another run (attempt %d: seed %d, capabilities %s); resume with the same --seed and --capability, or use another --out",
+			return nil, 0, nil, nil, fieldErr(true, []string{"Seed", "Capabilities", "Out"}, "%[4]s holds attempts of another run (attempt %[5]d: seed %[6]d, capabilities %[7]s); resume with the same %[1]s and %[2]s, or use another %[3]s",
 				filepath.Join(opts.Out, ManifestFile), r.Attempt, r.Seed-int64(r.Attempt), strings.Join(r.Capabilities, ","))
 		}
 	}
@@ -406,7 +436,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		}
 		rec, err := cassette.NewRecorder(opts.Record, start > 0, mc.Model, base)
 		if err != nil {
-			return nil, 0, nil, nil, fmt.Errorf("--record: %v", err)
+			return nil, 0, nil, nil, fieldErr(false, []string{"Record"}, "%[1]s: %[2]v", err)
 		}
 		client := &http.Client{Transport: rec}
 		if mc.HTTPClient != nil {

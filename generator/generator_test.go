@@ -348,4 +348,16 @@ func TestUsageErrors(t *testing.T) {
 	_, err = generator.Run(context.Background(), options(t, f, out, 2))
 	require.ErrorIs(t, err, generator.ErrUsage)
 	require.Contains(t, err.Error(), "holds attempts of another run")
+	require.Contains(t, err.Error(), "resume with the same Seed and Capabilities, or use another Out", "a library names the fields of its options")
+	var fe *generator.FieldError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, []string{"Seed", "Capabilities", "Out"}, fe.Fields)
+	named := fe.Named(func(field string) string { return "--" + strings.ToLower(field) })
+	require.Contains(t, named, "resume with the same --seed and --capabilities, or use another --out", "a command line names them by its flags")
+
+	opts = options(t, f, t.TempDir(), 0)
+	_, err = generator.Run(context.Background(), opts)
+	require.ErrorIs(t, err, generator.ErrUsage)
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "Count must be at least 1", err.Error())
 }

@@ -122,7 +122,7 @@ type attemptAnswer struct {
 // was opened WithRetryFailed.
 func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(queue.Progress)) (*Summary, error) {
 	if opts.Record != "" || opts.Replay != "" {
-		return nil, usageErr("--record and --replay cannot be used with --queue: the workers ask the model")
+		return nil, fieldErr(true, []string{"Record", "Replay"}, "%[1]s and %[2]s cannot be used on a queue: the workers ask the model")
 	}
 	g, start, records, mw, closeFn, err := begin(ctx, &opts)
 	if err != nil {
