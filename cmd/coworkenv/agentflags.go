@@ -15,6 +15,7 @@ import (
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 )
 
@@ -61,15 +62,23 @@ type agentFlags struct {
 	reasoning   *string
 	// the models inside the task
 	taskModels *taskModelFlags
+	// script, when set (run only), is --script FILE: the agent script is one of the choices.
+	script *string
 }
 
 // modelFlagNames are the flags that only mean something for --agent openai.
 var modelFlagNames = []string{"model", "base-url", "temperature", "max-tokens", "system", "retries", "timeout",
 	"top-p", "stop", "extra-body", "header", "tool-call-format", "reasoning-history"}
 
-func addAgentFlags(fs *flag.FlagSet) *agentFlags {
-	af := &agentFlags{fs: fs}
-	af.agent = fs.String("agent", "", "the agent: oracle, noop or openai (default: openai when --model is given, else oracle)")
+// addAgentFlags adds the flags of the agent; script, when set (for run), is where --script FILE
+// goes, which makes the agent script a choice.
+func addAgentFlags(fs *flag.FlagSet, script *string) *agentFlags {
+	af := &agentFlags{fs: fs, script: script}
+	agents := "oracle, noop or openai (default: openai when --model is given, else oracle)"
+	if script != nil {
+		agents = "oracle, noop, openai or script (default: openai when --model is given, script when --script is, else oracle)"
+	}
+	af.agent = fs.String("agent", "", "the agent: "+agents)
 	af.model = fs.String("model", "", "openai: the model name sent with every request")
 	af.baseURL = fs.String("base-url", "", "openai: the API's base URL, like http://localhost:8000/v1 (default $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
 	fs.Var(&af.temperature, "temperature", "openai: sampling temperature, sent as given, 0 included (default: the server's)")
@@ -198,19 +207,34 @@ func (af *agentFlags) chooseAgent() (*agentChoice, error) {
 	name := *af.agent
 	if name == "" {
 		name = "oracle"
-		if given["model"] {
+		switch {
+		case given["model"]:
 			name = "openai"
+		case af.script != nil && given["script"]:
+			name = recorded.Label
 		}
 	}
-	switch name {
-	case "oracle", "noop":
+	if af.script != nil && name != recorded.Label {
+		for _, f := range []string{"script", "run"} {
+			if given[f] {
+				return nil, fmt.Errorf("--%s: only for --agent script, not %s", f, name)
+			}
+		}
+	}
+	switch {
+	case name == "oracle" || name == "noop" || name == recorded.Label && af.script != nil:
 		for _, f := range modelFlagNames {
 			if given[f] {
 				return nil, fmt.Errorf("--%s: only for --agent openai, not %s", f, name)
 			}
 		}
+		if name == recorded.Label && *af.script == "" {
+			return nil, errors.New("--agent script needs --script FILE (a runs file)")
+		}
 		return &agentChoice{name: name, spec: isolate.Agent{Name: name}}, nil
-	case "openai":
+	case name == "openai":
+	case af.script != nil:
+		return nil, fmt.Errorf("--agent: unknown agent %q (want oracle, noop, openai or script)", name)
 	default:
 		return nil, fmt.Errorf("--agent: unknown agent %q (want oracle, noop or openai)", name)
 	}

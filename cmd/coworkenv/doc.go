@@ -1,31 +1,40 @@
 package main
 
 import (
+	"flag"
 	"fmt"
-	"io"
 
 	"github.com/coworkenv/coworkenv/internal/refdoc"
 )
 
 const docUsage = "doc [diagnostics]\n\nPrints the task-language reference (Markdown), or only the diagnostic codes."
 
-func cmdDoc(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("doc", docUsage, stderr)
-	pos, code, ok := parse(fs, docUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+// docOptions are the options of `coworkenv doc`.
+type docOptions struct {
+	streams
+	topic string // "" or diagnostics
+}
+
+func (o *docOptions) flags(*flag.FlagSet) {}
+
+func (o *docOptions) args(pos []string) error {
 	switch {
 	case len(pos) == 0:
-		fmt.Fprint(stdout, refdoc.Markdown())
 	case pos[0] != "diagnostics":
-		fmt.Fprintf(stderr, "coworkenv doc: unknown topic %q (want nothing or diagnostics)\n", pos[0])
-		return exitUsage
+		return usagef("unknown topic %q (want nothing or diagnostics)", pos[0])
 	case len(pos) > 1:
-		fmt.Fprintf(stderr, "coworkenv doc: unexpected argument %q after diagnostics\n", pos[1])
-		return exitUsage
+		return usagef("unexpected argument %q after diagnostics", pos[1])
 	default:
-		fmt.Fprint(stdout, refdoc.Diagnostics())
+		o.topic = pos[0]
 	}
-	return exitOK
+	return nil
+}
+
+func runDoc(o *docOptions) error {
+	if o.topic == "" {
+		fmt.Fprint(o.stdout, refdoc.Markdown())
+	} else {
+		fmt.Fprint(o.stdout, refdoc.Diagnostics())
+	}
+	return nil
 }

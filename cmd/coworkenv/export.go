@@ -2,43 +2,30 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/export"
-	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/progress"
 )
 
 // exportKind is one kind of `coworkenv export` (its own file, export_KIND.go): its help, its
-// flags, which episodes it keeps and how it writes them. The command does the rest the same way
-// for every kind: reading the traces, verifying them by replay, the system message, the summary.
+// flags, which episodes it keeps and how it writes them (an export.Sink). export.Run does the
+// rest the same way for every kind: reading the traces, verifying them by replay, the system
+// message, the counts.
 type exportKind struct {
 	name    string
-	summary string // the kind's line in the usage line
 	help    string // the kind's paragraph in --help
 	outKind outputKind
-	// flags registers the kind's own flags on fs and returns the function that, once the flags are
-	// parsed, checks them (a usage error) and opens the output at out.
-	flags func(fs *flag.FlagSet) func(out string) (exportSink, error)
-}
-
-// exportSink writes the episodes of one export.
-type exportSink interface {
-	// Skip says why an episode is left out before its replay ("" keeps it).
-	Skip(e *export.Episode) string
-	// Add writes one episode; system is its system message ("" when none).
-	Add(e *export.Episode, system string) error
-	// Commit finishes the output (atomically: the path holds the old file or the whole new one).
-	Commit() error
-	// Abort drops what was written.
-	Abort()
+	// flags registers the kind's own flags on fs, its own flag set, and returns the function
+	// that, once the flags are parsed, checks them (a usage error) and opens the output at out.
+	flags func(fs *flag.FlagSet) func(out string) (export.Sink, error)
 }
 
 // exportKinds are the kinds of export, in the order --help shows them.
@@ -89,81 +76,104 @@ func exportUsage() string {
 		"or was recorded with other task files makes the exit status 1."
 }
 
-func cmdExport(args []string, stdout, stderr io.Writer) int {
+// exportMain is `coworkenv export`: `export tasks`, which reads tasks (export_tasks.go), or
+// export KIND, which reads traces.
+func exportMain(args []string, io streams) error {
 	if len(args) > 0 && args[0] == "tasks" {
-		return cmdExportTasks(args[1:], stdout, stderr) // reads tasks, not traces (export_tasks.go)
+		return in("export tasks", newCommand("export tasks", "", exportTasksUsage, runExportTasks).main(args[1:], io))
 	}
-	usage := exportUsage()
-	fs := newFlags("export", usage, stderr)
-	out := fs.String("out", "", "the file (or folder, for the kinds that write one) to write (required)")
-	noVerify := fs.Bool("no-verify", false, "do not replay the traces: export whatever they say (fast, for traces you trust)")
-	corpusDir := fs.String("corpus", ".", "a corpus folder to look for the traced task files in (they are also looked for beside the traces)")
-	iso := addIsolationFlags(fs, "replay")
-	// every kind's flags, and which kind registered which
-	owner := map[string]*exportKind{}
-	opens := map[*exportKind]func(string) (exportSink, error){}
+	return newCommand("export", "", exportUsage(), runExport).main(args, io)
+}
+
+// exportOptions are the options of `coworkenv export KIND`.
+type exportOptions struct {
+	streams
+	fs        *flag.FlagSet
+	kind      *exportKind
+	inputs    []string
+	out       string
+	noVerify  bool
+	corpusDir string
+	iso       *isolation
+	// each kind's own flag set, and its function that opens the output
+	kindFlags map[*exportKind]*flag.FlagSet
+	opens     map[*exportKind]func(string) (export.Sink, error)
+}
+
+// flags binds the flags every kind has, and each kind's own, which each kind registers on its
+// own flag set: the command line may give them before the kind, so they are parsed together.
+func (o *exportOptions) flags(fs *flag.FlagSet) {
+	o.fs = fs
+	fs.StringVar(&o.out, "out", "", "the file (or folder, for the kinds that write one) to write (required)")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "do not replay the traces: export whatever they say (fast, for traces you trust)")
+	fs.StringVar(&o.corpusDir, "corpus", ".", "a corpus folder to look for the traced task files in (they are also looked for beside the traces)")
+	o.iso = addIsolationFlags(fs, "replay")
+	o.kindFlags = map[*exportKind]*flag.FlagSet{}
+	o.opens = map[*exportKind]func(string) (export.Sink, error){}
 	for _, k := range exportKinds {
-		before := map[string]bool{}
-		fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
-		opens[k] = k.flags(fs)
-		fs.VisitAll(func(f *flag.Flag) {
-			if !before[f.Name] {
-				owner[f.Name] = k
-			}
-		})
+		kfs := newFlags("export " + k.name)
+		o.opens[k] = k.flags(kfs)
+		o.kindFlags[k] = kfs
+		kfs.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
 	}
-	pos, code, ok := parse(fs, usage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
-	var names []string
-	for _, k := range exportKinds {
-		names = append(names, k.name)
-	}
-	var kind *exportKind
+}
+
+func (o *exportOptions) args(pos []string) error {
 	if len(pos) > 0 {
-		kind = exportKindOf(pos[0])
+		o.kind = exportKindOf(pos[0])
 	}
-	if kind == nil {
-		fmt.Fprintf(stderr, "coworkenv export: want %s, then TRACES (see coworkenv export --help)\n", strings.Join(names, ", "))
-		return 2
+	if o.kind == nil {
+		var names []string
+		for _, k := range exportKinds {
+			names = append(names, k.name)
+		}
+		return usagef("want %s, then TRACES (see coworkenv export --help)", strings.Join(names, ", "))
 	}
-	inputs := pos[1:]
-	prefix := "coworkenv export " + kind.name
-	usageErr := ""
-	fs.Visit(func(f *flag.Flag) {
-		if k := owner[f.Name]; k != nil && k != kind && usageErr == "" {
-			usageErr = fmt.Sprintf("--%s: only for export %s", f.Name, k.name)
+	o.inputs = pos[1:]
+	var err error
+	o.fs.Visit(func(f *flag.Flag) {
+		if err != nil || o.kindFlags[o.kind].Lookup(f.Name) != nil {
+			return
+		}
+		for _, k := range exportKinds {
+			if o.kindFlags[k].Lookup(f.Name) != nil {
+				err = usagef("--%s: only for export %s", f.Name, k.name)
+				return
+			}
 		}
 	})
-	switch {
-	case usageErr != "":
-		fmt.Fprintf(stderr, "%s: %s\n", prefix, usageErr)
-		return 2
-	case len(inputs) == 0:
-		fmt.Fprintf(stderr, "%s: want TRACES (files or folders of *.jsonl)\n", prefix)
-		return 2
-	case *out == "":
-		fmt.Fprintf(stderr, "%s: --out PATH is required\n", prefix)
-		return 2
+	if err == nil && len(o.inputs) == 0 {
+		err = usagef("want TRACES (files or folders of *.jsonl)")
 	}
-	if err := iso.check(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return 2
+	return in("export "+o.kind.name, err)
+}
+
+func runExport(o *exportOptions) error {
+	return in("export "+o.kind.name, o.export())
+}
+
+// export reads, verifies and writes the traces (export.Run), and says what it did.
+func (o *exportOptions) export() error {
+	stdout, stderr := o.stdout, o.stderr
+	kind := o.kind
+	prefix := "coworkenv export " + kind.name
+	if o.out == "" {
+		return usagef("--out PATH is required")
 	}
-	if !*noVerify {
-		if err := checkCorpusDir(*corpusDir); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			return 2
+	if err := o.iso.check(); err != nil {
+		return usage(err)
+	}
+	if !o.noVerify {
+		if err := checkCorpusDir(o.corpusDir); err != nil {
+			return usage(err)
 		}
 	}
 	var paths []string
 	seen := map[string]bool{}
-	for _, in := range inputs {
+	for _, in := range o.inputs {
 		ps, err := tracePaths(in)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			return 2
+			return usage(err)
 		}
 		for _, p := range ps {
 			if !seen[p] {
@@ -172,143 +182,64 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if err := checkOutput("--out", *out, kind.outKind, append(inputs, paths...)...); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return 2
+	if err := checkOutput("--out", o.out, kind.outKind, append(o.inputs, paths...)...); err != nil {
+		return usage(err)
 	}
-	sink, err := opens[kind](*out)
+	sink, err := o.opens[kind](o.out)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return 2
-	}
-	systems := &export.Systems{Load: func(e *export.Episode) (*dsl.Task, error) { return loadTraced(*corpusDir, e) }}
-	noSystemTasks := map[string]bool{}
-	kept, unreadable, unverified, noSystem := 0, 0, 0, 0
-	skipped := map[string]int{}
-	var rp *replayer
-	if !*noVerify {
-		rp = &replayer{dir: *corpusDir, iso: iso}
-		defer rp.close()
+		return usage(err)
 	}
 	bar := progress.New(stderr, "export "+kind.name, len(paths))
 	defer bar.Close()
 	errw := bar.Writer(stderr) // messages during the loop, above a terminal's bar
 	leftOut := &leftOutLog{w: errw, prefix: prefix}
+	opts := export.RunOptions{
+		Systems:  &export.Systems{Load: func(e *export.Episode) (*dsl.Task, error) { return loadTraced(o.corpusDir, e) }},
+		Progress: func(done, kept int) { bar.Set(done, fmt.Sprintf("%d kept", kept)) },
+		OnUnreadable: func(path string, err error) {
+			fmt.Fprintf(errw, "%s: skipping %s: %v\n", prefix, path, unwrap(err))
+		},
+		OnLeftOut: leftOut.add,
+		OnNoSystem: func(e *export.Episode, err error) {
+			fmt.Fprintf(errw, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
+		},
+	}
+	if !o.noVerify {
+		rp := &replayer{dir: o.corpusDir, iso: o.iso}
+		defer rp.close()
+		opts.Verify = func(ctx context.Context, data []byte, e *export.Episode) (string, string, bool) {
+			return verify(ctx, rp, data, e)
+		}
+	}
 	// Ctrl-C stops the export (the replays take time): nothing is written
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	for i, p := range paths {
-		bar.Set(i, fmt.Sprintf("%d kept", kept))
-		data, err := os.ReadFile(p)
-		var e *export.Episode
-		if err == nil {
-			e, err = export.Decode(p, data)
-		}
-		if err != nil {
-			fmt.Fprintf(errw, "%s: skipping %s: %v\n", prefix, p, unwrap(err))
-			unreadable++
-			continue
-		}
-		why := export.RLSkip(e)
-		if why == "" {
-			why = sink.Skip(e)
-		}
-		if why != "" {
-			skipped[why]++
-			continue
-		}
-		if rp != nil {
-			why, detail, undone := verify(ctx, rp, data, e)
-			if ctx.Err() != nil {
-				bar.Close()
-				sink.Abort()
-				fmt.Fprintf(errw, "%s: interrupted; %s was not written\n", prefix, *out)
-				return 1
-			}
-			if why != "" {
-				skipped[why]++
-				leftOut.add(p, why, detail)
-				if undone {
-					unverified++
-				}
-				continue
-			}
-		}
-		system, err := systems.For(e)
-		if err != nil {
-			noSystem++
-			if key := e.File() + ":" + e.Task(); !noSystemTasks[key] {
-				noSystemTasks[key] = true
-				fmt.Fprintf(errw, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
-			}
-		}
-		if err := sink.Add(e, system); err != nil {
-			bar.Close()
-			sink.Abort()
-			fmt.Fprintf(errw, "%s: writing %s: %v\n", prefix, *out, err)
-			return exitNegated // the work ran; its output is left undone
-		}
-		kept++
-	}
-	bar.Set(len(paths), fmt.Sprintf("%d kept", kept))
+	sum, err := export.Run(ctx, paths, sink, opts)
 	bar.Close()
-	if err := sink.Commit(); err != nil {
-		fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-		return exitNegated
+	switch {
+	case errors.Is(err, export.ErrInterrupted):
+		return failedf("interrupted; %s was not written", o.out)
+	case err != nil:
+		return failedf("writing %s: %v", o.out, err) // the work ran; its output is left undone
 	}
 	leftOut.done()
-	nSkipped := 0
-	var reasons []string
-	for why, n := range skipped {
-		nSkipped += n
-		reasons = append(reasons, fmt.Sprintf("%d %s", n, why))
-	}
-	sort.Strings(reasons)
-	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind.name, kept, pluralS(kept), *out, len(paths), pluralS(len(paths)))
+	reasons, nSkipped := sum.Reasons()
+	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind.name, sum.Kept, pluralS(sum.Kept), o.out, len(paths), pluralS(len(paths)))
 	if nSkipped > 0 {
 		fmt.Fprintf(stdout, "; skipped %d: %s", nSkipped, strings.Join(reasons, ", "))
 	}
-	if unreadable > 0 {
-		fmt.Fprintf(stdout, "; %d unreadable", unreadable)
+	if sum.Unreadable > 0 {
+		fmt.Fprintf(stdout, "; %d unreadable", sum.Unreadable)
 	}
-	if noSystem > 0 {
-		fmt.Fprintf(stdout, "; %d without a system message", noSystem)
+	if sum.NoSystem > 0 {
+		fmt.Fprintf(stdout, "; %d without a system message", sum.NoSystem)
 	}
 	fmt.Fprintln(stdout)
-	if unreadable > 0 || unverified > 0 || leftOut.n > 0 {
-		return exitNegated // a trace left out as unreadable, unverified, diverged or changed
+	if sum.Failed() {
+		return errNegative // a trace left out as unreadable, unverified, diverged or changed
 	}
-	return exitOK
+	return nil
 }
-
-// lineSink writes one JSON object per episode to a JSON Lines file, atomically; skip, when set,
-// leaves episodes out.
-type lineSink struct {
-	f    *export.AtomicFile
-	line func(e *export.Episode, system string) *jsonv.Object
-	skip func(e *export.Episode) string
-}
-
-func openLines(out string, line func(e *export.Episode, system string) *jsonv.Object, skip func(e *export.Episode) string) (exportSink, error) {
-	f, err := export.CreateAtomic(out)
-	if err != nil {
-		return nil, fmt.Errorf("--out: %v", err)
-	}
-	return &lineSink{f: f, line: line, skip: skip}, nil
-}
-
-func (s *lineSink) Skip(e *export.Episode) string {
-	if s.skip == nil {
-		return ""
-	}
-	return s.skip(e)
-}
-
-func (s *lineSink) Add(e *export.Episode, system string) error {
-	return s.f.WriteLine(s.line(e, system))
-}
-func (s *lineSink) Commit() error { return s.f.Commit() }
-func (s *lineSink) Abort()        { s.f.Abort() }
 
 // notVerifiable is the reason export gives a trace whose replay could not run.
 const notVerifiable = "not verifiable"

@@ -26,7 +26,7 @@ var atifExport = &exportKind{
 		"every check in its extra fields; the steps of agents that are not models (the oracle's) have\n" +
 		"llm_call_count 0. PATH is replaced whole: it must be missing, empty, or a folder export atif wrote.\n" +
 		"docs/interchange.md maps every field and says how to open the output.",
-	flags: func(fs *flag.FlagSet) func(string) (exportSink, error) {
+	flags: func(fs *flag.FlagSet) func(string) (export.Sink, error) {
 		return openATIF
 	},
 }
@@ -37,7 +37,7 @@ type atifSink struct {
 	used map[string]bool
 }
 
-func openATIF(out string) (exportSink, error) {
+func openATIF(out string) (export.Sink, error) {
 	if err := checkATIFFolder(out); err != nil {
 		return nil, fmt.Errorf("--out: %v", err)
 	}

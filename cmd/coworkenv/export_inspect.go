@@ -19,8 +19,8 @@ var inspectExport = &exportKind{
 		"reward, its standard error and the pass rate. Times come from the traces' virtual clocks. inspect view\n" +
 		"--log-dir DIR lists a .json log whose name starts with a time, like 2026-01-05T09-00-00_tasks.json.\n" +
 		"docs/interchange.md maps every field.",
-	flags: func(fs *flag.FlagSet) func(string) (exportSink, error) {
-		return func(out string) (exportSink, error) {
+	flags: func(fs *flag.FlagSet) func(string) (export.Sink, error) {
+		return func(out string) (export.Sink, error) {
 			if !strings.HasSuffix(out, ".json") {
 				return nil, fmt.Errorf("--out: %s: export inspect writes Inspect's JSON log format; give a FILE.json", out)
 			}

@@ -31,11 +31,11 @@ var rlExport = &exportKind{
 		"turn: its turn_end score or completion, the episode's reward for a turn without a verifier),\n" +
 		"message_turns (the turn of each message, null for the system message) and, with --advantage,\n" +
 		"turn_advantages (normalised within the group per turn index). docs/rewards.md gives the formulas.",
-	flags: func(fs *flag.FlagSet) func(string) (exportSink, error) {
+	flags: func(fs *flag.FlagSet) func(string) (export.Sink, error) {
 		reward := fs.String("reward", export.RewardScore, "rl: the reward: "+strings.Join(export.RLRewards, ", "))
 		advantage := fs.String("advantage", export.AdvantageNone, "rl: group-normalised advantages: "+strings.Join(export.RLAdvantages, ", "))
 		credit := fs.String("credit", export.CreditEpisode, "rl: a reward per "+strings.Join(export.RLCredits, " or per "))
-		return func(out string) (exportSink, error) {
+		return func(out string) (export.Sink, error) {
 			opts := export.RLOptions{Reward: *reward, Advantage: *advantage, Credit: *credit}
 			if err := opts.Check(); err != nil {
 				return nil, err

@@ -31,7 +31,7 @@ var sftExport = &exportKind{
 		"reasoning_content (a <think> block for llamafactory), drop leaves it out; --ids strict gives tool\n" +
 		"calls ids of exactly 9 letters and digits (Mistral's templates refuse others). docs/training.md\n" +
 		"says which flags each model family needs and how TRL, LLaMA-Factory and axolotl load the file.",
-	flags: func(fs *flag.FlagSet) func(string) (exportSink, error) {
+	flags: func(fs *flag.FlagSet) func(string) (export.Sink, error) {
 		var minScore optFloat
 		fs.Var(&minScore, "min-score", "sft: keep episodes scoring at least X instead of the passed ones")
 		includeOracle := fs.Bool("include-oracle", false, "sft: also keep traces of the oracle (and other agents that are not models)")
@@ -40,7 +40,7 @@ var sftExport = &exportKind{
 		tools := choiceVar(fs, "tools", "sft: the tools as a JSON string of the list, or the list", "json", "list")
 		reasoning := choiceVar(fs, "reasoning", "sft: the model's recorded reasoning on its messages, or not", "keep", "drop")
 		ids := choiceVar(fs, "ids", "sft: tool-call ids as recorded, or 9 letters and digits", "keep", "strict")
-		return func(out string) (exportSink, error) {
+		return func(out string) (export.Sink, error) {
 			shape := export.SFTShape{
 				Format:          format.v,
 				ObjectArguments: arguments.v == "object",

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,31 +36,41 @@ const exportTasksUsage = "export tasks [TASKS...] --out FILE [--seeds N] [--in-p
 	"its trace. A task and seed whose setup fails has no row (stderr says why).\n\n" +
 	isolationHelp
 
-func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
+// exportTasksOptions are the options of `coworkenv export tasks`.
+type exportTasksOptions struct {
+	streams
+	tasks []string
+	out   string
+	seeds int
+	iso   *isolation
+}
+
+func (o *exportTasksOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.out, "out", "", "the JSON Lines file to write (required)")
+	fs.IntVar(&o.seeds, "seeds", 1, "rows per task: seeds 0 to N-1")
+	o.iso = addIsolationFlags(fs, "episode")
+}
+
+func (o *exportTasksOptions) args(pos []string) error {
+	o.tasks = pos
+	return nil
+}
+
+func runExportTasks(o *exportTasksOptions) error {
 	const prefix = "coworkenv export tasks"
-	fs := newFlags("export tasks", exportTasksUsage, stderr)
-	out := fs.String("out", "", "the JSON Lines file to write (required)")
-	seeds := fs.Int("seeds", 1, "rows per task: seeds 0 to N-1")
-	iso := addIsolationFlags(fs, "episode")
-	pos, code, ok := parse(fs, exportTasksUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+	stdout, stderr := o.stdout, o.stderr
+	iso := o.iso
 	switch {
-	case *out == "":
-		fmt.Fprintf(stderr, "%s: --out FILE is required\n", prefix)
-		return 2
-	case *seeds < 1:
-		fmt.Fprintf(stderr, "%s: --seeds: %d is not a positive number\n", prefix, *seeds)
-		return 2
+	case o.out == "":
+		return usagef("--out FILE is required")
+	case o.seeds < 1:
+		return usagef("--seeds: %d is not a positive number", o.seeds)
 	}
-	if err := checkOutput("--out", *out, outputFile, taskFiles(pos)...); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return 2
+	if err := checkOutput("--out", o.out, outputFile, taskFiles(o.tasks)...); err != nil {
+		return usage(err)
 	}
 	if err := iso.check(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return 2
+		return usage(err)
 	}
 	// Ctrl-C stops the export: nothing is written
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -77,31 +88,26 @@ func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
 		}
 		return pool, err
 	}}
-	if err := rt.resolve(ctx, pos); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return 2
+	if err := rt.resolve(ctx, o.tasks); err != nil {
+		return usage(err)
 	}
 	if len(rt.tasks) == 0 {
 		if rt.notLoaded > 0 {
-			fmt.Fprintf(stderr, "%s: no task: %d task file%s did not load\n", prefix, rt.notLoaded, pluralS(rt.notLoaded))
-			return exitNegated
+			return failedf("no task: %d task file%s did not load", rt.notLoaded, pluralS(rt.notLoaded))
 		}
-		fmt.Fprintf(stderr, "%s: no task\n", prefix)
-		return exitUsage
+		return usagef("no task")
 	}
-	f, err := export.CreateAtomic(*out)
+	f, err := export.CreateAtomic(o.out)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: --out: %v\n", prefix, err)
-		return 2
+		return usagef("--out: %v", err)
 	}
 	rows, missing := 0, 0
 	for _, t := range rt.tasks {
-		for seed := range int64(*seeds) {
+		for seed := range int64(o.seeds) {
 			e, err := promptEpisode(ctx, rt, t, seed)
 			if ctx.Err() != nil {
 				f.Abort()
-				fmt.Fprintf(stderr, "%s: interrupted; %s was not written\n", prefix, *out)
-				return 1
+				return failedf("interrupted; %s was not written", o.out)
 			}
 			var row *jsonv.Object
 			if err == nil {
@@ -114,18 +120,16 @@ func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
 			}
 			if err := f.WriteLine(row); err != nil {
 				f.Abort()
-				fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-				return exitNegated // the work ran; its output is left undone
+				return failedf("writing %s: %v", o.out, err) // the work ran; its output is left undone
 			}
 			rows++
 		}
 	}
 	if err := f.Commit(); err != nil {
-		fmt.Fprintf(stderr, "%s: writing %s: %v\n", prefix, *out, err)
-		return exitNegated
+		return failedf("writing %s: %v", o.out, err)
 	}
 	fmt.Fprintf(stdout, "export tasks: wrote %d row%s (%d task%s, %d seed%s each) to %s", rows, pluralS(rows),
-		len(rt.tasks), pluralS(len(rt.tasks)), *seeds, pluralS(*seeds), *out)
+		len(rt.tasks), pluralS(len(rt.tasks)), o.seeds, pluralS(o.seeds), o.out)
 	if missing > 0 {
 		fmt.Fprintf(stdout, "; %d without a row", missing)
 	}
@@ -134,9 +138,9 @@ func cmdExportTasks(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	if missing > 0 || rt.notLoaded > 0 {
-		return 1
+		return errNegative
 	}
-	return 0
+	return nil
 }
 
 // promptEpisode runs the episode of t with the seed and export.PromptModel's agent, here or in a

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -66,112 +66,139 @@ func (l *genList) Set(s string) error {
 	return nil
 }
 
-func cmdGenerate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("generate", generateUsage, stderr)
-	var caps genList
-	fs.Var(&caps, "capability", "a capability the tasks exercise (repeat the flag, or separate names with commas)")
-	count := fs.Int("count", 1, "attempts: each gives at most one task")
-	out := fs.String("out", "", "output folder for the accepted files and manifest.jsonl (required)")
-	corpusDir := fs.String("corpus", "", "corpus root giving the taxonomy, the examples and the tasks to deduplicate against (default: the built-in corpus)")
-	maxRounds := fs.Int("max-rounds", generator.DefaultMaxRounds, "answers asked of the model per task, repairs included")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "attempts at once, and worker processes")
-	seed := fs.Int64("seed", 0, "seed of the first attempt; attempt i uses seed+i")
-	model := fs.String("model", "", "the model name (required, unless --replay gives it)")
-	baseURL := fs.String("base-url", "", "the API's base URL, like http://localhost:8000/v1 (default $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
-	var temp optFloat
-	fs.Var(&temp, "temperature", "sampling temperature, sent as given, 0 included (default: the server's)")
-	maxTokens := fs.Int("max-tokens", 0, "cap on the tokens of each answer (0: no cap)")
-	record := fs.String("record", "", "save every model exchange to this cassette")
-	standInsOnly := fs.Bool("stand-ins-only", false, "validate candidates with the stand-ins of their simulated users and judges only, not with the generation model")
-	replay := fs.String("replay", "", "answer from this cassette instead of the model (offline)")
-	reference := fs.String("reference", "", "put this file in the prompt as the language reference instead of `coworkenv doc` (pins the prompt across versions)")
-	near := fs.Float64("near-threshold", generator.DefaultNearThreshold, "similarity of prompt and setup (Jaccard of word 3-grams) from which a task is a near-duplicate")
-	memLimit := fs.Int64("memory-limit", isolate.DefaultMemoryLimit>>20, "memory limit of each worker process, in MiB")
-	timeLimit := fs.Duration("time-limit", isolate.DefaultTimeLimit, "wall-clock limit of validating one candidate")
-	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	qr := addQueueRun(fs, "each attempt")
-	pos, code, ok := parse(fs, generateUsage, args, stdout, stderr)
-	if !ok {
-		return code
+// generateOptions are the options of `coworkenv generate`.
+type generateOptions struct {
+	streams
+	caps                              genList
+	count, maxRounds, jobs, maxTokens int
+	out, corpusDir, model, baseURL    string
+	record, replay, reference         string
+	seed                              int64
+	temp                              optFloat
+	standInsOnly, json                bool
+	near                              float64
+	memLimit                          int64
+	timeLimit                         time.Duration
+	queue                             *queueRun
+}
+
+func (o *generateOptions) flags(fs *flag.FlagSet) {
+	fs.Var(&o.caps, "capability", "a capability the tasks exercise (repeat the flag, or separate names with commas)")
+	fs.IntVar(&o.count, "count", 1, "attempts: each gives at most one task")
+	fs.StringVar(&o.out, "out", "", "output folder for the accepted files and manifest.jsonl (required)")
+	fs.StringVar(&o.corpusDir, "corpus", "", "corpus root giving the taxonomy, the examples and the tasks to deduplicate against (default: the built-in corpus)")
+	fs.IntVar(&o.maxRounds, "max-rounds", generator.DefaultMaxRounds, "answers asked of the model per task, repairs included")
+	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "attempts at once, and worker processes")
+	fs.Int64Var(&o.seed, "seed", 0, "seed of the first attempt; attempt i uses seed+i")
+	fs.StringVar(&o.model, "model", "", "the model name (required, unless --replay gives it)")
+	fs.StringVar(&o.baseURL, "base-url", "", "the API's base URL, like http://localhost:8000/v1 (default $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
+	fs.Var(&o.temp, "temperature", "sampling temperature, sent as given, 0 included (default: the server's)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "cap on the tokens of each answer (0: no cap)")
+	fs.StringVar(&o.record, "record", "", "save every model exchange to this cassette")
+	fs.BoolVar(&o.standInsOnly, "stand-ins-only", false, "validate candidates with the stand-ins of their simulated users and judges only, not with the generation model")
+	fs.StringVar(&o.replay, "replay", "", "answer from this cassette instead of the model (offline)")
+	fs.StringVar(&o.reference, "reference", "", "put this file in the prompt as the language reference instead of `coworkenv doc` (pins the prompt across versions)")
+	fs.Float64Var(&o.near, "near-threshold", generator.DefaultNearThreshold, "similarity of prompt and setup (Jaccard of word 3-grams) from which a task is a near-duplicate")
+	fs.Int64Var(&o.memLimit, "memory-limit", isolate.DefaultMemoryLimit>>20, "memory limit of each worker process, in MiB")
+	fs.DurationVar(&o.timeLimit, "time-limit", isolate.DefaultTimeLimit, "wall-clock limit of validating one candidate")
+	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
+	o.queue = addQueueRun(fs, "each attempt")
+}
+
+func (o *generateOptions) args(pos []string) error {
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q (flags only)", pos[0])
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "coworkenv generate: "+format+"\n", a...)
-		return 2
+	return nil
+}
+
+// generateFlags are the flags of the fields of generator.Options, as a generator.FieldError
+// names them.
+var generateFlags = map[string]string{"Capabilities": "--capability", "Count": "--count", "Out": "--out",
+	"Record": "--record", "Replay": "--replay", "Model": "--model", "Seed": "--seed"}
+
+// flagOf is the flag of a field of generator.Options.
+func flagOf(field string) string {
+	if f, ok := generateFlags[field]; ok {
+		return f
 	}
+	return field
+}
+
+func runGenerate(o *generateOptions) error {
+	stdout, stderr := o.stdout, o.stderr
 	switch {
-	case len(pos) > 0:
-		return fail("unexpected argument %q (flags only)", pos[0])
-	case len(caps) == 0:
-		return fail("--capability NAME is required (see coworkenv list --capabilities)")
-	case *out == "":
-		return fail("--out DIR is required")
-	case *count < 1:
-		return fail("--count: %d is not a positive number", *count)
-	case *maxRounds < 1:
-		return fail("--max-rounds: %d is not a positive number", *maxRounds)
-	case *jobs < 1:
-		return fail("--jobs: %d is not a positive number", *jobs)
-	case *maxTokens < 0:
-		return fail("--max-tokens: %d is negative", *maxTokens)
-	case *near <= 0 || *near > 1:
-		return fail("--near-threshold: %v is not in (0, 1]", *near)
-	case *memLimit < 1:
-		return fail("--memory-limit: %d is not a positive number of MiB", *memLimit)
-	case *timeLimit <= 0:
-		return fail("--time-limit: %s is not a positive duration", *timeLimit)
-	case *record != "" && *replay != "":
-		return fail("--record and --replay cannot be used together")
+	case len(o.caps) == 0:
+		return usagef("--capability NAME is required (see coworkenv list --capabilities)")
+	case o.out == "":
+		return usagef("--out DIR is required")
+	case o.count < 1:
+		return usagef("--count: %d is not a positive number", o.count)
+	case o.maxRounds < 1:
+		return usagef("--max-rounds: %d is not a positive number", o.maxRounds)
+	case o.jobs < 1:
+		return usagef("--jobs: %d is not a positive number", o.jobs)
+	case o.maxTokens < 0:
+		return usagef("--max-tokens: %d is negative", o.maxTokens)
+	case o.near <= 0 || o.near > 1:
+		return usagef("--near-threshold: %v is not in (0, 1]", o.near)
+	case o.memLimit < 1:
+		return usagef("--memory-limit: %d is not a positive number of MiB", o.memLimit)
+	case o.timeLimit <= 0:
+		return usagef("--time-limit: %s is not a positive duration", o.timeLimit)
+	case o.record != "" && o.replay != "":
+		return usagef("--record and --replay cannot be used together")
 	}
-	if err := checkOutput("--out", *out, outputFolder, *corpusDir, *reference, *replay); err != nil {
-		return fail("%v", err)
+	if err := checkOutput("--out", o.out, outputFolder, o.corpusDir, o.reference, o.replay); err != nil {
+		return usage(err)
 	}
-	if *record != "" {
-		if err := checkOutput("--record", *record, outputFile, *corpusDir, *reference); err != nil {
-			return fail("%v", err)
+	if o.record != "" {
+		if err := checkOutput("--record", o.record, outputFile, o.corpusDir, o.reference); err != nil {
+			return usage(err)
 		}
 	}
 	opts := generator.Options{
-		Capabilities: caps, Count: *count, Out: *out, MaxRounds: *maxRounds, Jobs: *jobs, Seed: *seed,
-		Record: *record, Replay: *replay, NearThreshold: *near, Log: stderr, StandInsOnly: *standInsOnly,
+		Capabilities: o.caps, Count: o.count, Out: o.out, MaxRounds: o.maxRounds, Jobs: o.jobs, Seed: o.seed,
+		Record: o.record, Replay: o.replay, NearThreshold: o.near, Log: stderr, StandInsOnly: o.standInsOnly,
 	}
-	if *corpusDir != "" {
-		info, err := os.Stat(*corpusDir)
+	if o.corpusDir != "" {
+		info, err := os.Stat(o.corpusDir)
 		if err != nil {
-			return fail("--corpus: %s: %v", *corpusDir, unwrap(err))
+			return usagef("--corpus: %s: %v", o.corpusDir, unwrap(err))
 		}
 		if !info.IsDir() {
-			return fail("--corpus: %s is not a folder", *corpusDir)
+			return usagef("--corpus: %s is not a folder", o.corpusDir)
 		}
-		if opts.Corpus, err = dsl.OpenDir(*corpusDir, filepath.ToSlash(filepath.Clean(*corpusDir))); err != nil {
-			return fail("--corpus: %s: %v", *corpusDir, unwrap(err))
+		if opts.Corpus, err = dsl.OpenDir(o.corpusDir, filepath.ToSlash(filepath.Clean(o.corpusDir))); err != nil {
+			return usagef("--corpus: %s: %v", o.corpusDir, unwrap(err))
 		}
 	}
-	if *reference != "" {
-		data, err := os.ReadFile(*reference)
+	if o.reference != "" {
+		data, err := os.ReadFile(o.reference)
 		if err != nil {
-			return fail("--reference: %v", err)
+			return usagef("--reference: %v", err)
 		}
 		opts.Reference = string(data)
 	}
-	cfg := modelagent.Config{Model: *model, BaseURL: *baseURL, MaxTokens: *maxTokens}
-	if temp.set {
-		t := temp.v
+	cfg := modelagent.Config{Model: o.model, BaseURL: o.baseURL, MaxTokens: o.maxTokens}
+	if o.temp.set {
+		t := o.temp.v
 		cfg.Temperature = &t
 	}
-	if *replay == "" && !qr.on() { // with --queue, the workers have the key and the base URL
+	if o.replay == "" && !o.queue.on() { // with --queue, the workers have the key and the base URL
 		cfg = modelagent.FromEnv(cfg, os.Getenv)
 		if strings.TrimSpace(cfg.Model) == "" {
-			return fail("--model NAME is required")
+			return usagef("--model NAME is required")
 		}
 		if cfg.APIKey == "" && (cfg.BaseURL == "" || strings.TrimRight(cfg.BaseURL, "/") == modelagent.DefaultBaseURL) {
-			return fail("OPENAI_API_KEY is not set; %s needs it (for a local server, give --base-url or OPENAI_BASE_URL)", modelagent.DefaultBaseURL)
+			return usagef("OPENAI_API_KEY is not set; %s needs it (for a local server, give --base-url or OPENAI_BASE_URL)", modelagent.DefaultBaseURL)
 		}
 	}
 	opts.Model = cfg
 
-	pool, err := isolate.NewPool(isolate.Options{Workers: *jobs, MemoryLimit: *memLimit << 20, TimeLimit: *timeLimit})
+	pool, err := isolate.NewPool(isolate.Options{Workers: o.jobs, MemoryLimit: o.memLimit << 20, TimeLimit: o.timeLimit})
 	if err != nil {
-		return fail("%v", err)
+		return usage(err)
 	}
 	defer pool.Close()
 	opts.Pool = pool
@@ -179,21 +206,25 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	bar := progress.New(stderr, "generate", *count)
+	bar := progress.New(stderr, "generate", o.count)
 	defer bar.Close()
 	opts.Log = bar.Writer(stderr)
-	gp := &genProgress{bar: bar, count: *count}
+	gp := &genProgress{bar: bar, count: o.count}
 	opts.OnRecord = gp.record
-	sum, err := runGenerate(ctx, qr, opts, gp)
+	sum, err := generateOn(ctx, o.queue, opts, gp)
 	bar.Close()
 	if sum == nil {
+		var fe *generator.FieldError
 		msg := err.Error()
-		if errors.Is(err, generator.ErrUsage) {
+		switch {
+		case errors.As(err, &fe):
+			msg = fe.Named(flagOf)
+		case errors.Is(err, generator.ErrUsage):
 			msg = strings.TrimPrefix(msg, generator.ErrUsage.Error()+": ")
 		}
-		return fail("%s", msg)
+		return usagef("%s", msg)
 	}
-	if *asJSON {
+	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.Encode(sum)
@@ -204,13 +235,11 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted")
 		}
-		fmt.Fprintf(stderr, "coworkenv generate: %v; the manifest holds %d attempt(s): run the same command again to resume\n", err, sum.Attempts)
-		return 1
+		return failedf("%v; the manifest holds %d attempt(s): run the same command again to resume", err, sum.Attempts)
 	}
 	fmt.Fprintf(stderr, "done in %s\n", time.Since(start).Round(time.Millisecond))
-	if sum.Accepted < *count {
-		fmt.Fprintf(stderr, "coworkenv generate: %d of %d task%s accepted\n", sum.Accepted, *count, pluralS(*count))
-		return exitNegated
+	if sum.Accepted < o.count {
+		return failedf("%d of %d task%s accepted", sum.Accepted, o.count, pluralS(o.count))
 	}
-	return exitOK
+	return nil
 }

@@ -25,9 +25,9 @@ it.
 
 ` + queueFlagsHelp
 
-// runGenerate runs the generation of opts: here, or on the queue of qr when given, with the
+// generateOn runs the generation of opts: here, or on the queue of qr when given, with the
 // jobs' counts on gp.
-func runGenerate(ctx context.Context, qr *queueRun, opts generator.Options, gp *genProgress) (*generator.Summary, error) {
+func generateOn(ctx context.Context, qr *queueRun, opts generator.Options, gp *genProgress) (*generator.Summary, error) {
 	if !qr.on() {
 		return generator.Run(ctx, opts)
 	}
@@ -40,6 +40,9 @@ func runGenerate(ctx context.Context, qr *queueRun, opts generator.Options, gp *
 	err = onQueue(ctx, *qr.url, generator.QueueName, qopts, opts.Jobs,
 		func() (queue.Handler, error) { return generator.Handler(opts.Pool, os.Getenv, opts.Log), nil },
 		func(q *queue.Queue) error {
+			if opts.Record != "" || opts.Replay != "" {
+				return fmt.Errorf("%w: --record and --replay cannot be used with --queue: the workers ask the model", generator.ErrUsage)
+			}
 			var err error
 			sum, err = generator.RunQueued(ctx, opts, q, progress)
 			return err

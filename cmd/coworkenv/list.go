@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"github.com/coworkenv/coworkenv/workspace/tools"
-	"io"
 	"sort"
 	"strings"
+
+	"github.com/coworkenv/coworkenv/workspace/tools"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -16,21 +17,31 @@ import (
 
 const listUsage = "list [PATH] [--json] [--capabilities]\n\nLists the tasks of PATH (a file or a corpus folder; default: the built-in corpus).\n--json prints one object per task, with facts from a noop episode (its rubric items);\n--capabilities prints the Markdown table of capabilities by task counts."
 
-func cmdList(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("list", listUsage, stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object per task")
-	caps := fs.Bool("capabilities", false, "print a Markdown table: capabilities × task counts, single- and multi-turn")
-	pos, code, ok := parse(fs, listUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
-	srcs, err := openSources(pos)
+// listOptions are the options of `coworkenv list`.
+type listOptions struct {
+	streams
+	paths      []string
+	json, caps bool
+}
+
+func (o *listOptions) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print one JSON object per task")
+	fs.BoolVar(&o.caps, "capabilities", false, "print a Markdown table: capabilities × task counts, single- and multi-turn")
+}
+
+func (o *listOptions) args(pos []string) error {
+	o.paths = pos
+	return nil
+}
+
+func runList(o *listOptions) error {
+	stdout, stderr := o.stdout, o.stderr
+	srcs, err := openSources(o.paths)
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv list: %v\n", err)
-		return 2
+		return usage(err)
 	}
 	ctx := context.Background()
-	status := 0
+	var status error
 	var all []*dsl.Task
 	var taxonomy *dsl.Taxonomy
 	perFile := map[*dsl.Task]int{}
@@ -42,7 +53,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 			f := s.corpus.LoadFile(ctx, rel)
 			if len(f.Diags) > 0 {
 				fmt.Fprintf(stderr, "%s\n", isolate.FormatDiags(f.Diags))
-				status = 1
+				status = errNegative
 				continue
 			}
 			for _, t := range f.Tasks {
@@ -52,9 +63,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch {
-	case *caps:
+	case o.caps:
 		fmt.Fprint(stdout, capabilityTable(all, taxonomy))
-	case *asJSON:
+	case o.json:
 		for _, t := range all {
 			fmt.Fprintln(stdout, jsonv.MustEncode(taskFacts(ctx, t, perFile[t])))
 		}

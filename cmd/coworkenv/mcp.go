@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,10 +36,29 @@ const mcpUsage = "mcp TASK [--seed N] [--trace FILE]\n\n" +
 // session of `coworkenv serve` is named.
 const mcpSessionID = "s1"
 
-func cmdMCP(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return mcpServe(ctx, args, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}}, stdout, stderr)
+// mcpOptions are the options of `coworkenv mcp`.
+type mcpOptions struct {
+	streams
+	task  string
+	seed  int64
+	trace string
+	// ctx ends the episode (nil: Ctrl-C or SIGTERM); transport carries the protocol (nil: stdin
+	// and stdout).
+	ctx       context.Context
+	transport mcp.Transport
+}
+
+func (o *mcpOptions) flags(fs *flag.FlagSet) {
+	fs.Int64Var(&o.seed, "seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
+	fs.StringVar(&o.trace, "trace", "", "write the episode as a JSON Lines trace to this file")
+}
+
+func (o *mcpOptions) args(pos []string) error {
+	if len(pos) != 1 {
+		return usagef("want one TASK, got %d arguments", len(pos))
+	}
+	o.task = pos[0]
+	return nil
 }
 
 // nopCloser is a writer whose Close does nothing: the protocol's connection does not close
@@ -48,50 +68,51 @@ type nopCloser struct{ io.Writer }
 func (nopCloser) Close() error { return nil }
 
 // mcpServe runs one episode, served over the transport, until the client leaves or ctx is
-// done; stdout only has the help.
+// done; stdout only has the help. It returns the exit status.
 func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdout, stderr io.Writer) int {
-	fs := newFlags("mcp", mcpUsage, stderr)
-	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
-	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
-	pos, code, ok := parse(fs, mcpUsage, args, stdout, stderr)
-	if !ok {
-		return code
+	o := &mcpOptions{streams: streams{stdout, stderr}, ctx: ctx, transport: transport}
+	err := parseOptions("mcp", mcpUsage, args, o.streams, o)
+	if err == nil {
+		err = runMCP(o)
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "coworkenv mcp: "+format+"\n", a...)
-		return 2
+	return finish(stderr, "mcp", err)
+}
+
+func runMCP(o *mcpOptions) error {
+	stderr := o.stderr
+	ctx, transport := o.ctx, o.transport
+	if ctx == nil {
+		var stop func()
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
 	}
-	if len(pos) != 1 {
-		return fail("want one TASK, got %d arguments", len(pos))
+	if transport == nil {
+		transport = &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{o.stdout}}
 	}
-	if *tracePath != "" {
-		if err := checkOutput("--trace", *tracePath, outputFile, taskFiles(pos)...); err != nil {
-			return fail("%v", err)
+	if o.trace != "" {
+		if err := checkOutput("--trace", o.trace, outputFile, taskFiles([]string{o.task})...); err != nil {
+			return usage(err)
 		}
 	}
-	tg, err := locateTask(ctx, pos[0])
+	tg, err := locateTask(ctx, o.task)
 	if err != nil {
-		return fail("%v", err)
+		return usage(err)
 	}
 	task, src, err := tg.load(ctx)
 	if err != nil {
-		code := fail("%v", err)
-		if notLoaded(err) {
-			code = exitNegated
-		}
-		return code
+		return loadError(err)
 	}
 	sources, err := trace.Sources(tg.corpus, tg.rel)
 	if err != nil {
-		return fail("%v", err)
+		return usage(err)
 	}
 	opts := session.Options{Source: src, Sources: sources,
 		Print: dsl.BoundPrint(func(pos syntax.Position, msg string) { fmt.Fprintf(stderr, "  print %s: %s\n", pos, msg) })}
 	// The trace is put in place on the episode's goroutine as soon as the episode ends, before
 	// the action that ended it is answered; traceErr is read once the session is closed.
 	var traceErr error
-	if *tracePath != "" {
-		tf := &rollout.TraceFile{Path: *tracePath}
+	if o.trace != "" {
+		tf := &rollout.TraceFile{Path: o.trace}
 		opts.Trace = tf
 		opts.OnEnd = func(res *episode.Result, werr error) {
 			interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
@@ -101,17 +122,16 @@ func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdou
 			traceErr = werr
 		}
 	}
-	sess, err := session.Create(ctx, task, *seed, opts)
+	sess, err := session.Create(ctx, task, o.seed, opts)
 	var se *session.SetupError
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "coworkenv mcp: %s\n", se.Diag)
-		return exitNegated // the task's setup failed or was interrupted
+		return failedf("%s", se.Diag) // the task's setup failed or was interrupted
 	case err != nil:
-		return fail("%v", err)
+		return usage(err)
 	}
 	fmt.Fprintf(stderr, "coworkenv mcp: task %s (%s) · seed %d · %d turn(s): serving over stdio\n",
-		task.Name, task.File, episode.EffectiveSeed(task.Seed, *seed), len(task.Turns))
+		task.Name, task.File, episode.EffectiveSeed(task.Seed, o.seed), len(task.Turns))
 	runErr := serve.MCPServer(mcpSessionID, sess).Run(ctx, transport)
 	st := sess.Close()
 	if runErr != nil && ctx.Err() == nil {
@@ -133,19 +153,19 @@ func mcpServe(ctx context.Context, args []string, transport mcp.Transport, stdou
 	if end.Error != nil && !interrupted {
 		fmt.Fprintf(stderr, "coworkenv mcp: %s: %s\n", end.Error.Code, end.Error.Message)
 	}
-	if *tracePath != "" {
+	if o.trace != "" {
 		if traceErr != nil {
-			fmt.Fprintf(stderr, "coworkenv mcp: --trace: %v\n", traceErr)
 			if !interrupted {
-				return exitNegated // the episode ran; its trace is left undone
+				return failedf("--trace: %v", traceErr) // the episode ran; its trace is left undone
 			}
+			fmt.Fprintf(stderr, "coworkenv mcp: --trace: %v\n", traceErr)
 		}
 		if interrupted {
-			fmt.Fprintf(stderr, "coworkenv mcp: the episode did not finish; the trace so far is in %s.partial\n", *tracePath)
+			fmt.Fprintf(stderr, "coworkenv mcp: the episode did not finish; the trace so far is in %s.partial\n", o.trace)
 		}
 	}
-	if end.Passed {
-		return 0
+	if !end.Passed {
+		return errNegative
 	}
-	return 1
+	return nil
 }

@@ -31,52 +31,53 @@ const queueStatusUsage = "queue status --queue URL [--name N] [--json]\n\n" +
 	"\"max_deliver\", \"duplicates\"}]} (durations as Go writes them, like \"30s\"), the queues by name.\n" +
 	"A server that cannot be reached, or no queue named N, is a usage error (status 2)."
 
-// cmdQueue is `coworkenv queue`.
-func cmdQueue(args []string, stdout, stderr io.Writer) int {
+// queueMain is `coworkenv queue`: its subcommands.
+func queueMain(args []string, io streams) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "Usage: coworkenv %s\n", queueUsage)
-		return exitUsage
+		fmt.Fprintf(io.stderr, "Usage: coworkenv %s\n", queueUsage)
+		return errUsageSaid
 	}
 	switch args[0] {
 	case "status":
-		return cmdQueueStatus(args[1:], stdout, stderr)
+		return in("queue status", newCommand("queue status", "", queueStatusUsage, runQueueStatus).main(args[1:], io))
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintf(stdout, "Usage: coworkenv %s\n\n%s\n", queueUsage, exitStatusHelp)
-		return exitOK
+		fmt.Fprintf(io.stdout, "Usage: coworkenv %s\n\n%s\n", queueUsage, exitStatusHelp)
+		return nil
 	}
-	fmt.Fprintf(stderr, "coworkenv queue: unknown subcommand %q (subcommands: status)\n", args[0])
-	return exitUsage
+	return usagef("unknown subcommand %q (subcommands: status)", args[0])
 }
 
-// cmdQueueStatus is `coworkenv queue status`.
-func cmdQueueStatus(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("queue status", queueStatusUsage, stderr)
-	url := fs.String("queue", "", "URL of the NATS server, like nats://127.0.0.1:4222 (required)")
-	name := fs.String("name", "", "the queue to show (default: every queue on the server)")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	pos, code, ok := parse(fs, queueStatusUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+// queueStatusOptions are the options of `coworkenv queue status`.
+type queueStatusOptions struct {
+	streams
+	url, name string
+	json      bool
+}
+
+func (o *queueStatusOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.url, "queue", "", "URL of the NATS server, like nats://127.0.0.1:4222 (required)")
+	fs.StringVar(&o.name, "name", "", "the queue to show (default: every queue on the server)")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+}
+
+func (o *queueStatusOptions) args(pos []string) error { return noArgs(pos) }
+
+// runQueueStatus is `coworkenv queue status`.
+func runQueueStatus(o *queueStatusOptions) error {
+	stdout := o.stdout
 	switch {
-	case len(pos) > 0:
-		fmt.Fprintf(stderr, "coworkenv queue status: unexpected argument %q\n", pos[0])
-		return exitUsage
-	case *url == "":
-		fmt.Fprintln(stderr, "coworkenv queue status: --queue URL of a NATS server is required")
-		return exitUsage
-	case *url == "embedded":
-		fmt.Fprintln(stderr, "coworkenv queue status: --queue embedded lives in the process of its rollout; give the URL of a NATS server")
-		return exitUsage
+	case o.url == "":
+		return usagef("--queue URL of a NATS server is required")
+	case o.url == "embedded":
+		return usagef("--queue embedded lives in the process of its rollout; give the URL of a NATS server")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	infos, err := queue.Inspect(ctx, *url, *name)
+	infos, err := queue.Inspect(ctx, o.url, o.name)
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv queue status: %v\n", err)
-		return exitUsage
+		return usage(err)
 	}
-	if *asJSON {
+	if o.json {
 		qs := make([]jsonv.Value, 0, len(infos))
 		for _, in := range infos {
 			qs = append(qs, jsonv.NewObject("name", in.Name, "queued", in.Queued, "in_flight", in.InFlight,
@@ -84,11 +85,11 @@ func cmdQueueStatus(args []string, stdout, stderr io.Writer) int {
 				"max_deliver", in.MaxDeliver, "duplicates", in.Duplicates.String()))
 		}
 		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("queues", qs)))
-		return exitOK
+		return nil
 	}
 	if len(infos) == 0 {
-		fmt.Fprintf(stdout, "no queue on %s\n", *url)
-		return exitOK
+		fmt.Fprintf(stdout, "no queue on %s\n", o.url)
+		return nil
 	}
 	rows := [][]string{{"queue", "queued", "in flight", "done", "failed", "ack wait", "max deliver"}}
 	for _, in := range infos {
@@ -96,7 +97,7 @@ func cmdQueueStatus(args []string, stdout, stderr io.Writer) int {
 			strconv.Itoa(in.Failed), in.AckWait.String(), strconv.Itoa(in.MaxDeliver)})
 	}
 	writeTable(stdout, rows)
-	return exitOK
+	return nil
 }
 
 // writeTable writes rows as aligned columns two spaces apart: the first to the left, the others

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +98,7 @@ func TestQueueStatusUsage(t *testing.T) {
 func TestQueueFlags(t *testing.T) {
 	url := embeddedServer(t)
 	parseQueueFlags := func(producer bool, queueURL string, args ...string) ([]queue.Option, error) {
-		fs := newFlags("test", "", io.Discard)
+		fs := newFlags("test")
 		f := addQueueFlags(fs, producer)
 		require.NoError(t, fs.Parse(args))
 		return f.options(queueURL)
@@ -129,7 +128,7 @@ func TestQueueFlags(t *testing.T) {
 	assert.ErrorContains(t, err, "--ack-wait")
 	_, err = parseQueueFlags(true, "", "--retry-failed")
 	assert.ErrorContains(t, err, "--retry-failed needs --queue")
-	fs := newFlags("worker", "", io.Discard)
+	fs := newFlags("worker")
 	addQueueFlags(fs, false)
 	assert.Error(t, fs.Parse([]string{"--retry-failed"}), "a worker has no --retry-failed")
 }

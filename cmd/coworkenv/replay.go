@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -47,33 +47,42 @@ const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--is
 	"read. A replay whose worker runs out of memory or time, or dies, is reported with memory-limit,\n" +
 	"timeout or crash, and the next trace replays.\n\n" + isolationHelp
 
-func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", replayUsage, stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	corpusDir := fs.String("corpus", ".", "the folder the traced task files must be in")
-	iso := addIsolationFlags(fs, "replay")
-	pos, code, ok := parse(fs, replayUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+// replayOptions are the options of `coworkenv replay`.
+type replayOptions struct {
+	streams
+	path      string
+	json      bool
+	corpusDir string
+	iso       *isolation
+}
+
+func (o *replayOptions) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	fs.StringVar(&o.corpusDir, "corpus", ".", "the folder the traced task files must be in")
+	o.iso = addIsolationFlags(fs, "replay")
+}
+
+func (o *replayOptions) args(pos []string) error {
 	if len(pos) != 1 {
-		fmt.Fprintf(stderr, "coworkenv replay: want one TRACE or DIR, got %d arguments\n", len(pos))
-		return 2
+		return usagef("want one TRACE or DIR, got %d arguments", len(pos))
 	}
-	if err := iso.check(); err != nil {
-		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
-		return 2
+	o.path = pos[0]
+	return nil
+}
+
+func runReplay(o *replayOptions) error {
+	stdout, stderr := o.stdout, o.stderr
+	if err := o.iso.check(); err != nil {
+		return usage(err)
 	}
-	paths, err := tracePaths(pos[0])
+	paths, err := tracePaths(o.path)
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
-		return 2
+		return usage(err)
 	}
-	if err := checkCorpusDir(*corpusDir); err != nil {
-		fmt.Fprintf(stderr, "coworkenv replay: %v\n", err)
-		return 2
+	if err := checkCorpusDir(o.corpusDir); err != nil {
+		return usage(err)
 	}
-	rp := &replayer{dir: *corpusDir, iso: iso}
+	rp := &replayer{dir: o.corpusDir, iso: o.iso}
 	defer rp.close()
 	ctx := context.Background()
 	var results []jsonv.Value
@@ -89,7 +98,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		case err != nil:
 			failed++
 			entry.Set("error", err.Error())
-			if !*asJSON {
+			if !o.json {
 				fmt.Fprintf(stdout, "%s: error: %v\n", p, err)
 			}
 		case r.Stopped != nil:
@@ -97,7 +106,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			d := r.Stopped
 			entry.Set("matched", false)
 			entry.Set("stopped", jsonv.NewObject("code", d.Code, "message", d.Message))
-			if !*asJSON {
+			if !o.json {
 				fmt.Fprintf(stdout, "%s: %s: %s\n", p, d.Code, d.Message)
 			}
 		default:
@@ -114,7 +123,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			if r.TaskChanged {
 				changed++
 			}
-			if !*asJSON {
+			if !o.json {
 				if r.Found != "" {
 					fmt.Fprintf(stdout, "%s: the task file is %s (the trace names %s)\n", p, r.Found, shownPath(r.File))
 				}
@@ -125,7 +134,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			if r.Matched() {
 				matched++
 				entry.Set("matched", true)
-				if !*asJSON {
+				if !o.json {
 					fmt.Fprintf(stdout, "%s: matched (%s)\n", p, r.Task)
 				}
 			} else {
@@ -140,7 +149,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 				}
 				entry.Set("matched", false)
 				entry.Set("divergence", jsonv.NewObject("event", int64(d.Line), "kind", d.Event, "turn", turn, "tool", tool, "args", targs, "diffs", stringsJSON(d.Diffs)))
-				if !*asJSON {
+				if !o.json {
 					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", p, r.Task, d)
 				}
 			}
@@ -149,7 +158,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	bar.Set(len(paths), fmt.Sprintf("%d matched", matched))
 	bar.Close()
-	if *asJSON {
+	if o.json {
 		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("traces", results, "summary",
 			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed)))))
 	} else if len(paths) > 1 {
@@ -160,9 +169,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
 	}
 	if diverged > 0 || stopped > 0 || failed > 0 {
-		return exitNegated
+		return errNegative
 	}
-	return exitOK
+	return nil
 }
 
 // changedJSON is a replay's changed files: path, task (the task file, not a file it loads), and

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/progress"
@@ -38,61 +39,73 @@ const reportUsage = "report PATH... --out FILE.html [--corpus DIR] [--no-episode
 	"`run`, `rollout` and `validate` write the same pages with --report FILE.html. docs/report.md says\n" +
 	"what each page shows."
 
-func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", reportUsage, stderr)
-	out := fs.String("out", "", "the HTML file to write (required)")
-	corpusDir := fs.String("corpus", ".", "a corpus to look for traced task files in, as replay does")
-	noEpisodes := fs.Bool("no-episodes", false, "a rollout's samples link to their traces; no episode views are written")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "how many episode views of a rollout are written at once")
-	timeLimit := fs.Duration("time-limit", report.DefaultTimeLimit, "the longest replay of one episode for its state changes")
-	pos, code, ok := parse(fs, reportUsage, args, stdout, stderr)
-	if !ok {
-		return code
+// reportCmdOptions are the options of `coworkenv report`.
+type reportCmdOptions struct {
+	streams
+	paths          []string
+	out, corpusDir string
+	noEpisodes     bool
+	jobs           int
+	timeLimit      time.Duration
+}
+
+func (o *reportCmdOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.out, "out", "", "the HTML file to write (required)")
+	fs.StringVar(&o.corpusDir, "corpus", ".", "a corpus to look for traced task files in, as replay does")
+	fs.BoolVar(&o.noEpisodes, "no-episodes", false, "a rollout's samples link to their traces; no episode views are written")
+	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "how many episode views of a rollout are written at once")
+	fs.DurationVar(&o.timeLimit, "time-limit", report.DefaultTimeLimit, "the longest replay of one episode for its state changes")
+}
+
+func (o *reportCmdOptions) args(pos []string) error {
+	if len(pos) == 0 {
+		return usagef("want one or more PATHs (a trace, a rollout folder, a validate --json report, a generation run)")
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "coworkenv report: "+format+"\n", a...)
-		return 2
-	}
+	o.paths = pos
+	return nil
+}
+
+func runReport(o *reportCmdOptions) error {
+	stdout, stderr := o.stdout, o.stderr
+	pos := o.paths
 	switch {
-	case len(pos) == 0:
-		return fail("want one or more PATHs (a trace, a rollout folder, a validate --json report, a generation run)")
-	case *out == "":
-		return fail("--out FILE.html is required")
-	case *jobs < 1:
-		return fail("--jobs: %d is not a positive number", *jobs)
-	case *timeLimit <= 0:
-		return fail("--time-limit: %v is not a positive duration", *timeLimit)
+	case o.out == "":
+		return usagef("--out FILE.html is required")
+	case o.jobs < 1:
+		return usagef("--jobs: %d is not a positive number", o.jobs)
+	case o.timeLimit <= 0:
+		return usagef("--time-limit: %v is not a positive duration", o.timeLimit)
 	}
-	if err := checkCorpusDir(*corpusDir); err != nil {
-		return fail("%v", err)
+	if err := checkCorpusDir(o.corpusDir); err != nil {
+		return usage(err)
 	}
-	if err := checkOutput("--out", *out, outputFile, pos...); err != nil {
-		return fail("%v", err)
+	if err := checkOutput("--out", o.out, outputFile, pos...); err != nil {
+		return usage(err)
 	}
 	kind, err := report.Detect(pos[0])
 	if err != nil {
-		return fail("%v", err)
+		return usage(err)
 	}
-	if kind == report.Rollout && !*noEpisodes {
-		if err := checkOutput("--out", report.EpisodesDir(*out), outputFolder, pos...); err != nil {
-			return fail("%v (the folder of the episode views)", err)
+	if kind == report.Rollout && !o.noEpisodes {
+		if err := checkOutput("--out", report.EpisodesDir(o.out), outputFolder, pos...); err != nil {
+			return usagef("%v (the folder of the episode views)", err)
 		}
 	}
-	opts := reportOptions(*corpusDir)
-	opts.NoEpisodes, opts.Jobs, opts.TimeLimit = *noEpisodes, *jobs, *timeLimit
+	opts := reportOptions(o.corpusDir)
+	opts.NoEpisodes, opts.Jobs, opts.TimeLimit = o.noEpisodes, o.jobs, o.timeLimit
 	closeBar := reportProgress(&opts, stderr)
-	kind, err = report.Write(context.Background(), *out, pos, opts)
+	kind, err = report.Write(context.Background(), o.out, pos, opts)
 	closeBar()
 	if err != nil {
-		return fail("%v", err)
+		return usage(err)
 	}
 	what := map[report.Kind]string{report.Episode: "an episode report", report.Rollout: "a rollout report",
 		report.Validation: "a validation report", report.Generation: "a generation report"}[kind]
-	fmt.Fprintf(stdout, "wrote %s (%s)\n", *out, what)
-	if kind == report.Rollout && !*noEpisodes {
-		fmt.Fprintf(stdout, "wrote the episode views in %s\n", report.EpisodesDir(*out))
+	fmt.Fprintf(stdout, "wrote %s (%s)\n", o.out, what)
+	if kind == report.Rollout && !o.noEpisodes {
+		fmt.Fprintf(stdout, "wrote the episode views in %s\n", report.EpisodesDir(o.out))
 	}
-	return 0
+	return nil
 }
 
 // reportOptions are a report's options with the task files of traces found as replay finds
@@ -140,7 +153,7 @@ func reportProgress(opts *report.Options, w io.Writer) (closeBar func()) {
 	return func() { bar.Close() }
 }
 
-// reportFlag is the `--report FILE.html` flag of run, rollout and validate.
-func reportFlag(fs *flag.FlagSet, what string) *string {
-	return fs.String("report", "", "also write "+what+" as a self-contained HTML page to this file (see `coworkenv report`)")
+// reportFlag binds the `--report FILE.html` flag of run, rollout and validate to path.
+func reportFlag(fs *flag.FlagSet, path *string, what string) {
+	fs.StringVar(path, "report", "", "also write "+what+" as a self-contained HTML page to this file (see `coworkenv report`)")
 }

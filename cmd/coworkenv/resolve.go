@@ -106,6 +106,14 @@ func embedded() (*source, error) {
 	return &source{corpus: c, files: files}, nil
 }
 
+// pathError is err of reading path, naming it once: "x.json: no such file or directory".
+func pathError(path string, err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return fmt.Errorf("%s: %v", path, pe.Err)
+	}
+	return err
+}
+
 func unwrap(err error) error {
 	if pe, ok := err.(*os.PathError); ok {
 		return pe.Err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -59,69 +60,78 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	queueFlagsHelp + "\n\n" +
 	"A task file that does not load is reported and counted (not_loaded), and the other files run."
 
-func cmdRollout(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("rollout", rolloutUsage, stderr)
-	agentFlags := addAgentFlags(fs)
-	iso := addIsolationFlags(fs, "episode")
-	samples := fs.Int("samples", 1, "episodes per task (K)")
-	jobs := fs.Int("jobs", 4, "episodes run at once (for a model: concurrent requests)")
-	out := fs.String("out", "", "folder of the traces (required)")
-	seed := fs.Int64("seed", 0, "run seed of every sample (with --vary-setup, of sample 0)")
-	varySetup := fs.Bool("vary-setup", false, "run sample i with seed+i, so that samples of a task start from different states")
-	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	qr := addQueueRun(fs, "the samples")
-	reportPath := reportFlag(fs, "the rollout's summary and samples")
-	pos, code, ok := parse(fs, rolloutUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+// rolloutOptions are the options of `coworkenv rollout`.
+type rolloutOptions struct {
+	streams
+	tasks           []string
+	samples, jobs   int
+	out, report     string
+	seed            int64
+	varySetup, json bool
+	agent           *agentFlags
+	iso             *isolation
+	queue           *queueRun
+}
+
+func (o *rolloutOptions) flags(fs *flag.FlagSet) {
+	o.agent = addAgentFlags(fs, nil)
+	o.iso = addIsolationFlags(fs, "episode")
+	fs.IntVar(&o.samples, "samples", 1, "episodes per task (K)")
+	fs.IntVar(&o.jobs, "jobs", 4, "episodes run at once (for a model: concurrent requests)")
+	fs.StringVar(&o.out, "out", "", "folder of the traces (required)")
+	fs.Int64Var(&o.seed, "seed", 0, "run seed of every sample (with --vary-setup, of sample 0)")
+	fs.BoolVar(&o.varySetup, "vary-setup", false, "run sample i with seed+i, so that samples of a task start from different states")
+	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
+	o.queue = addQueueRun(fs, "the samples")
+	reportFlag(fs, &o.report, "the rollout's summary and samples")
+}
+
+func (o *rolloutOptions) args(pos []string) error {
+	o.tasks = pos
+	return nil
+}
+
+func runRollout(o *rolloutOptions) error {
+	stdout, stderr := o.stdout, o.stderr
+	pos, iso := o.tasks, o.iso
 	switch {
-	case *out == "":
-		fmt.Fprintln(stderr, "coworkenv rollout: --out DIR is required")
-		return 2
-	case *samples < 1:
-		fmt.Fprintf(stderr, "coworkenv rollout: --samples: %d is not a positive number\n", *samples)
-		return 2
-	case *jobs < 1:
-		fmt.Fprintf(stderr, "coworkenv rollout: --jobs: %d is not a positive number\n", *jobs)
-		return 2
+	case o.out == "":
+		return usagef("--out DIR is required")
+	case o.samples < 1:
+		return usagef("--samples: %d is not a positive number", o.samples)
+	case o.jobs < 1:
+		return usagef("--jobs: %d is not a positive number", o.jobs)
 	}
-	if err := checkOutput("--out", *out, outputFolder, taskFiles(pos)...); err != nil {
-		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-		return 2
+	if err := checkOutput("--out", o.out, outputFolder, taskFiles(pos)...); err != nil {
+		return usage(err)
 	}
-	if *reportPath != "" {
-		err := checkOutput("--report", *reportPath, outputFile, append(taskFiles(pos), *out)...)
+	if o.report != "" {
+		err := checkOutput("--report", o.report, outputFile, append(taskFiles(pos), o.out)...)
 		if err == nil {
-			err = checkOutput("--report", report.EpisodesDir(*reportPath), outputFolder, append(taskFiles(pos), *out)...)
+			err = checkOutput("--report", report.EpisodesDir(o.report), outputFolder, append(taskFiles(pos), o.out)...)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-			return 2
+			return usage(err)
 		}
 	}
 	if err := iso.check(); err != nil {
-		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-		return 2
+		return usage(err)
 	}
-	queued := qr.on()
+	queued := o.queue.on()
 	var qopts []queue.Option
 	if queued {
 		var err error
-		if qopts, err = qr.options(); err != nil {
-			fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-			return 2
+		if qopts, err = o.queue.options(); err != nil {
+			return usage(err)
 		}
 		if *iso.inProcess {
-			fmt.Fprintln(stderr, "coworkenv rollout: --queue runs every episode in workers; drop --in-process")
-			return 2
+			return usagef("--queue runs every episode in workers; drop --in-process")
 		}
 		*iso.isolate = true // workers run task files, the built-in corpus's included
 	}
-	choice, err := agentFlags.choose()
+	choice, err := o.agent.choose()
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-		return 2
+		return usage(err)
 	}
 	// The first Ctrl-C stops the rollout cleanly (running episodes end, their traces stay as
 	// .partial); a second one kills the process as usual.
@@ -142,13 +152,12 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 	rt := &rolloutTasks{iso: iso, stderr: stderr, pool: func() (*isolate.Pool, error) {
 		var err error
 		if pool == nil {
-			pool, err = iso.pool(*jobs)
+			pool, err = iso.pool(o.jobs)
 		}
 		return pool, err
 	}}
 	if err := rt.resolve(ctx, pos); err != nil {
-		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-		return 2
+		return usage(err)
 	}
 	tasks, notLoaded := rt.tasks, rt.notLoaded
 	workers := notLoaded > 0 && !*iso.inProcess // a file from disk was tried in a worker
@@ -156,81 +165,76 @@ func cmdRollout(args []string, stdout, stderr io.Writer) int {
 		if t.Isolated != nil {
 			workers = true
 			if _, err := rt.pool(); err != nil {
-				fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-				return 2
+				return usage(err)
 			}
 		}
 	}
 	if err := iso.checkUsed(workers || len(tasks) == 0); err != nil {
-		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-		return 2
+		return usage(err)
 	}
 	if len(tasks) == 0 {
 		if notLoaded > 0 {
-			fmt.Fprintf(stderr, "coworkenv rollout: no task to run: %d file%s did not load\n", notLoaded, pluralS(notLoaded))
-			return exitNegated
+			return failedf("no task to run: %d file%s did not load", notLoaded, pluralS(notLoaded))
 		}
-		fmt.Fprintln(stderr, "coworkenv rollout: no task to run")
-		return exitUsage
+		return usagef("no task to run")
 	}
 	opts := rollout.Options{
-		Out: *out, Samples: *samples, Jobs: *jobs, Seed: *seed, VarySetup: *varySetup,
+		Out: o.out, Samples: o.samples, Jobs: o.jobs, Seed: o.seed, VarySetup: o.varySetup,
 		Agent: choice.name, NewAgent: choice.newAgent, Config: choice.manifest(),
 		Pool: pool, AgentSpec: choice.spec, Model: choice.cfg,
 	}
-	bar := progress.New(stderr, "rollout", len(tasks)**samples)
+	bar := progress.New(stderr, "rollout", len(tasks)*o.samples)
 	defer bar.Close()
 	showProgress(bar, &opts, queued)
 	warnw := bar.Writer(stderr) // above a terminal's bar
 	opts.Warn = func(msg string) { fmt.Fprintf(warnw, "coworkenv rollout: warning: %s\n", msg) }
 	var res *rollout.Result
 	if queued {
-		res, err = runQueued(ctx, *qr.url, *jobs, rt.pool, tasks, opts, qopts...)
+		res, err = runQueued(ctx, *o.queue.url, o.jobs, rt.pool, tasks, opts, qopts...)
 	} else {
 		res, err = rollout.Run(ctx, tasks, opts)
 	}
 	bar.Close()
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv rollout: %v\n", err)
-		return 2
+		return usage(err)
 	}
-	status := exitOK
+	var status error
 	if res.Failed > 0 || res.Interrupted > 0 || notLoaded > 0 || res.NotPassed() > 0 {
-		status = exitNegated
+		status = errNegative
 	}
 	// The report is written before the summary is printed, so that the summary can name it.
 	reported := false
-	if *reportPath != "" {
+	if o.report != "" {
 		stop() // a second Ctrl-C while the report is written ends the command
 		ro := reportOptionsWith(".", rt.ran)
-		ro.Jobs = *jobs
+		ro.Jobs = o.jobs
 		closeBar := reportProgress(&ro, stderr)
-		err := report.WriteRollout(context.Background(), *reportPath, res, *out, ro)
+		err := report.WriteRollout(context.Background(), o.report, res, o.out, ro)
 		closeBar()
 		if err != nil {
 			fmt.Fprintf(stderr, "coworkenv rollout: --report: %v\n", err)
-			status = exitNegated // the rollout ran; its report is left undone
+			status = errNegative // the rollout ran; its report is left undone
 		} else {
 			reported = true
 		}
 	}
 	sum := rollout.Summarize(res)
-	if *asJSON {
-		o := sum.JSON()
-		o.Set("out", *out)
-		o.Set("not_loaded", int64(notLoaded))
+	if o.json {
+		j := sum.JSON()
+		j.Set("out", o.out)
+		j.Set("not_loaded", int64(notLoaded))
 		if reported {
-			o.Set("report", *reportPath)
+			j.Set("report", o.report)
 		}
-		fmt.Fprintln(stdout, jsonv.MustEncode(o))
+		fmt.Fprintln(stdout, jsonv.MustEncode(j))
 	} else {
 		sum.WriteText(stdout)
 		if notLoaded > 0 {
 			fmt.Fprintf(stdout, "%d task file%s did not load (named on stderr)\n", notLoaded, pluralS(notLoaded))
 		}
-		fmt.Fprintf(stdout, "traces in %s\n", *out)
+		fmt.Fprintf(stdout, "traces in %s\n", o.out)
 		if reported {
-			fmt.Fprintf(stdout, "report in %s (episode views in %s)\n", *reportPath, report.EpisodesDir(*reportPath))
+			fmt.Fprintf(stdout, "report in %s (episode views in %s)\n", o.report, report.EpisodesDir(o.report))
 		}
 	}
 	reportFailures(stderr, res)

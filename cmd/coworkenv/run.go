@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,11 +19,12 @@ import (
 	"github.com/coworkenv/coworkenv/report"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"go.starlark.net/syntax"
 )
 
-const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N] [--json] [--trace FILE] [--report FILE.html] [--in-process|--isolate]\n\n" +
+const runUsage = "run TASK [--agent oracle|noop|openai|script] [--model NAME] [--script FILE [--run N|TEXT]] [--seed N] [--json] [--trace FILE] [--report FILE.html] [--in-process|--isolate]\n\n" +
 	"TASK is a file, file.star:name, or a task name of the built-in corpus. The trace is written to FILE.partial\n" +
 	"and renamed to FILE when the episode ends; an interrupted episode (Ctrl-C) leaves FILE.partial, its end\n" +
 	"recording the code interrupted. FILE is checked before the episode runs: a folder, the task file or a\n" +
@@ -31,49 +35,78 @@ const runUsage = "run TASK [--agent oracle|noop|openai] [--model NAME] [--seed N
 	"`coworkenv report` writes it from the trace: the conversation, the state changes, the checks. It is checked\n" +
 	"before the episode runs as FILE is; the page's state changes come from a replay of the task file in this\n" +
 	"process.\n" + agentFlagsHelp +
+	"\n\n" + runScriptHelp +
 	"\n\n" + isolationHelp +
 	"\n\nAn episode stopped by model-error, Ctrl-C or a stopped worker counts as not passed."
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", runUsage, stderr)
-	agentFlags := addAgentFlags(fs)
-	iso := addIsolationFlags(fs, "episode")
-	seed := fs.Int64("seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
-	asJSON := fs.Bool("json", false, "print the end result as one JSON object instead of the transcript")
-	tracePath := fs.String("trace", "", "write the episode as a JSON Lines trace to this file")
-	reportPath := reportFlag(fs, "the episode")
-	pos, code, ok := parse(fs, runUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+// runScriptHelp is the part of the usage text of run about the agent script.
+const runScriptHelp = `The script agent (--agent script, or --script FILE alone) plays recorded runs: those of the runs
+file FILE for TASK (docs/writing-tasks.md, "Recorded runs"), one episode each, one after the other,
+each with its own transcript (headed by the run's number in FILE and its why) and verdict; --run N
+plays run N of FILE only, --run TEXT the runs whose why holds TEXT. Each run asks the turn's
+simulated user its questions, makes its calls and gives its reply, whatever the tools answer. The
+status is 1 when any run played does not pass (whatever it expects: validate --runs FILE checks
+that); --json prints one line per run; --trace and --report take one run only.`
+
+// runOptions are the options of `coworkenv run`.
+type runOptions struct {
+	streams
+	task          string
+	seed          int64
+	json          bool
+	trace, report string
+	script, run   string // --script FILE, --run N|TEXT
+	agent         *agentFlags
+	iso           *isolation
+}
+
+func (o *runOptions) flags(fs *flag.FlagSet) {
+	o.agent = addAgentFlags(fs, &o.script)
+	o.iso = addIsolationFlags(fs, "episode")
+	fs.Int64Var(&o.seed, "seed", 0, "run seed, mixed with the task's seed (0 keeps the task's seed)")
+	fs.BoolVar(&o.json, "json", false, "print the end result as one JSON object instead of the transcript")
+	fs.StringVar(&o.trace, "trace", "", "write the episode as a JSON Lines trace to this file")
+	reportFlag(fs, &o.report, "the episode")
+	fs.StringVar(&o.script, "script", "", "script: the recorded runs to play (a runs file; implies --agent script)")
+	fs.StringVar(&o.run, "run", "", "script: play run N of the runs file only, or the runs whose why holds TEXT")
+}
+
+func (o *runOptions) args(pos []string) error {
 	if len(pos) != 1 {
-		fmt.Fprintf(stderr, "coworkenv run: want one TASK, got %d arguments\n", len(pos))
-		return 2
+		return usagef("want one TASK, got %d arguments", len(pos))
 	}
-	if *tracePath != "" {
-		if err := checkOutput("--trace", *tracePath, outputFile, taskFiles(pos)...); err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-			return 2
+	o.task = pos[0]
+	return nil
+}
+
+func runRun(o *runOptions) error {
+	stderr := o.stderr
+	if o.trace != "" {
+		if err := checkOutput("--trace", o.trace, outputFile, taskFiles([]string{o.task})...); err != nil {
+			return usage(err)
 		}
 	}
-	if *reportPath != "" {
-		err := checkOutput("--report", *reportPath, outputFile, taskFiles(pos)...)
-		if err == nil && *tracePath != "" && sameOutput(*reportPath, *tracePath) {
-			err = fmt.Errorf("--report: %s is also the --trace file; write the report elsewhere", *reportPath)
+	if o.report != "" {
+		err := checkOutput("--report", o.report, outputFile, taskFiles([]string{o.task})...)
+		if err == nil && o.trace != "" && sameOutput(o.report, o.trace) {
+			err = fmt.Errorf("--report: %s is also the --trace file; write the report elsewhere", o.report)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-			return 2
+			return usage(err)
 		}
 	}
-	if err := iso.check(); err != nil {
-		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-		return 2
+	if err := o.iso.check(); err != nil {
+		return usage(err)
 	}
-	choice, err := agentFlags.choose()
+	choice, err := o.agent.choose()
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-		return 2
+		return usage(err)
+	}
+	var scripts []*recorded.Run
+	if choice.name == recorded.Label {
+		if scripts, err = recorded.ReadFile(o.script); err != nil {
+			return usagef("--script: %v", pathError(o.script, err))
+		}
 	}
 	choice.cfg.OnRetry = func(attempt int, delay time.Duration, reason error) {
 		fmt.Fprintf(stderr, "coworkenv run: model request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))
@@ -81,29 +114,219 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// Ctrl-C cancels the episode: it ends with an error, and its trace keeps an end event.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	tg, err := locateTask(ctx, pos[0])
+	tg, err := locateTask(ctx, o.task)
 	if err == nil {
-		err = iso.checkUsed(iso.isolated(tg.builtin))
+		err = o.iso.checkUsed(o.iso.isolated(tg.builtin))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-		return 2
+		return usage(err)
 	}
+	var pool *isolate.Pool // of an isolated episode, started when the first one runs
+	defer func() {
+		if pool != nil {
+			pool.Close()
+		}
+	}()
+	ep := &runEpisode{o: o, tg: tg, choice: choice, stop: stop, pool: func() (*isolate.Pool, error) {
+		var err error
+		if pool == nil {
+			pool, err = o.iso.pool(1)
+		}
+		return pool, err
+	}}
+	if choice.name != recorded.Label {
+		return ep.run(ctx)
+	}
+	return o.playRuns(ctx, ep, scripts)
+}
+
+// playRuns plays the recorded runs of the task, one episode each.
+func (o *runOptions) playRuns(ctx context.Context, ep *runEpisode, scripts []*recorded.Run) error {
+	name, err := ep.taskName(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := pickRuns(scripts, name, o.run, o.script)
+	if err != nil {
+		return usage(err)
+	}
+	if len(runs) > 1 {
+		for _, f := range []struct{ flag, path string }{{"--trace", o.trace}, {"--report", o.report}} {
+			if f.path != "" {
+				return usagef("%s: %d runs are played, each an episode; pick one with --run N", f.flag, len(runs))
+			}
+		}
+	}
+	var notPassed, unexpected []string
+	for i, r := range runs {
+		if !o.json {
+			if i > 0 {
+				fmt.Fprintln(o.stdout)
+			}
+			fmt.Fprintf(o.stdout, "recorded %s, expected to %s: %s\n", r.Where(), r.Expect, r.Why)
+		}
+		ep.choice.spec.Script = r
+		passed, err := ep.play(ctx)
+		if err != nil {
+			return err
+		}
+		if !passed {
+			notPassed = append(notPassed, fmt.Sprint(r.N))
+		}
+		if passed != (r.Expect == recorded.Pass) {
+			unexpected = append(unexpected, fmt.Sprintf("run %d (expected to %s)", r.N, r.Expect))
+		}
+		if ctx.Err() != nil {
+			return errNegative // interrupted: the runs after it are not played
+		}
+	}
+	if len(runs) > 1 && !o.json {
+		as := "each as expected"
+		if len(unexpected) > 0 {
+			as = "not as expected: " + strings.Join(unexpected, ", ")
+		}
+		fmt.Fprintf(o.stdout, "\n%d recorded runs of %s played: %d passed, %d not passed; %s\n", len(runs), o.script, len(runs)-len(notPassed), len(notPassed), as)
+	}
+	if len(notPassed) > 0 {
+		return errNegative
+	}
+	return nil
+}
+
+// pickRuns are the runs of the task name among those of the runs file (--script file), all of
+// them or those --run picks: a number (of the run in the file) or a text of their why.
+func pickRuns(all []*recorded.Run, name, pick, file string) ([]*recorded.Run, error) {
+	var of []*recorded.Run
+	var others []string
+	for _, r := range all {
+		if r.Task == name {
+			of = append(of, r)
+		} else if !slices.Contains(others, r.Task) {
+			others = append(others, r.Task)
+		}
+	}
+	if len(of) == 0 {
+		has := "no run at all"
+		if len(others) > 0 {
+			has = "runs of " + strings.Join(others, ", ")
+		}
+		return nil, fmt.Errorf("--script: %s holds no run of task %s (it holds %s)", file, name, has)
+	}
+	if pick == "" {
+		return of, nil
+	}
+	if n, err := strconv.Atoi(pick); err == nil {
+		for _, r := range all {
+			if r.N == n && r.Task == name {
+				return []*recorded.Run{r}, nil
+			}
+			if r.N == n {
+				return nil, fmt.Errorf("--run %d: run %d of %s is of task %s, not %s", n, n, file, r.Task, name)
+			}
+		}
+		return nil, fmt.Errorf("--run %d: %s holds %d runs", n, file, len(all))
+	}
+	var picked []*recorded.Run
+	for _, r := range of {
+		if strings.Contains(strings.ToLower(r.Why), strings.ToLower(pick)) {
+			picked = append(picked, r)
+		}
+	}
+	if len(picked) == 0 {
+		return nil, fmt.Errorf("--run %q: no run of task %s in %s has it in its why", pick, name, file)
+	}
+	return picked, nil
+}
+
+// runEpisode runs the episodes of `coworkenv run`: of its task, with its agent.
+type runEpisode struct {
+	o      *runOptions
+	tg     *target
+	choice *agentChoice
+	stop   func() // stops catching Ctrl-C
+	pool   func() (*isolate.Pool, error)
+}
+
+// taskName is the name of the task the target names, loading its file (in a worker, for a file
+// run in one) when the target does not name it.
+func (e *runEpisode) taskName(ctx context.Context) (string, error) {
+	if e.tg.name != "" {
+		return e.tg.name, nil
+	}
+	if !e.o.iso.isolated(e.tg.builtin) {
+		task, _, err := e.tg.load(ctx)
+		if err != nil {
+			return "", loadError(err)
+		}
+		return task.Name, nil
+	}
+	ep, err := e.tg.episode()
+	if err != nil {
+		return "", usage(err)
+	}
+	pool, err := e.pool()
+	if err != nil {
+		return "", usage(err)
+	}
+	res, err := pool.Run(ctx, isolate.Job{Display: ep.Display, Files: ep.Files, Check: []string{e.tg.rel}, InfoOnly: true})
+	if err != nil {
+		return "", usage(err)
+	}
+	diags := res.Diags
+	if res.Stopped != "" {
+		diags = res.Report.Tasks[0].Diagnostics
+	}
+	names := make([]string, len(res.Tasks))
+	for i, ti := range res.Tasks {
+		names[i] = ti.Name
+	}
+	i, err := isolate.Pick(e.tg.corpus.DisplayPath(e.tg.rel), diags, names, "")
+	if err != nil {
+		if len(diags) > 0 {
+			return "", failedf("%v", err) // the task file was tried: it does not load
+		}
+		return "", usage(err)
+	}
+	return names[i], nil
+}
+
+// loadError is the error of a task that could not be found or made: a file that does not load
+// is a negative verdict (it was tried), anything else the command line's error.
+func loadError(err error) error {
+	if notLoaded(err) {
+		return err // the task file was tried: it does not load
+	}
+	return usage(err)
+}
+
+// run runs one episode, and ends the command with its verdict.
+func (e *runEpisode) run(ctx context.Context) error {
+	passed, err := e.play(ctx)
+	if err == nil && !passed {
+		err = errNegative
+	}
+	return err
+}
+
+// play runs one episode with its transcript (unless --json), its trace and its report, and
+// reports whether it passed; an error ends the command.
+func (e *runEpisode) play(ctx context.Context) (bool, error) {
+	o, tg, choice := e.o, e.tg, e.choice
+	stdout, stderr := o.stdout, o.stderr
 	// The episode's trace feeds the transcript (unless --json), the trace file and the end.
-	out := &runOutput{stdout: stdout, printTo: stdout, transcript: !*asJSON}
-	if *asJSON {
+	out := &runOutput{stdout: stdout, printTo: stdout, transcript: !o.json}
+	if o.json {
 		out.printTo = stderr // print() in any script of the task shows in the transcript, on stderr with --json
 	}
 	var tf *rollout.TraceFile
 	sinks := []io.Writer{isolate.Lines(out.line)}
-	if *tracePath != "" {
-		tf = &rollout.TraceFile{Path: *tracePath}
-	} else if *reportPath != "" {
+	if o.trace != "" {
+		tf = &rollout.TraceFile{Path: o.trace}
+	} else if o.report != "" {
 		// the report is made from a trace: one in a temporary folder, removed afterwards
 		dir, err := os.MkdirTemp("", "coworkenv-run-")
 		if err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: --report: %v\n", err)
-			return exitUsage
+			return false, usagef("--report: %v", err)
 		}
 		defer os.RemoveAll(dir)
 		tf = &rollout.TraceFile{Path: filepath.Join(dir, "episode.jsonl")}
@@ -113,22 +336,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	print := dsl.BoundPrint(func(pos syntax.Position, msg string) { fmt.Fprintf(out.printTo, "  print %s: %s\n", pos, msg) })
 	var res *isolate.EpisodeResult
-	if iso.isolated(tg.builtin) {
-		res, err = runIsolated(ctx, tg, *seed, choice, iso, out, io.MultiWriter(sinks...), print)
+	var err error
+	if o.iso.isolated(tg.builtin) {
+		res, err = runIsolated(ctx, tg, o.seed, choice, e.pool, out, io.MultiWriter(sinks...), print)
 	} else {
-		res, err = runHere(ctx, tg, *seed, choice, out, io.MultiWriter(sinks...), print)
+		res, err = runHere(ctx, tg, o.seed, choice, out, io.MultiWriter(sinks...), print)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv run: %v\n", err)
-		if notLoaded(err) {
-			return exitNegated // the task file was tried: it does not load
-		}
-		return exitUsage
+		return false, loadError(err)
 	}
 	if d := res.Setup; d != nil {
 		// the task's setup failed (or was interrupted): the episode could not be judged
-		fmt.Fprintf(stderr, "coworkenv run: %s\n", tg.locate(*d))
-		return exitNegated
+		return false, failedf("%s", tg.locate(*d))
 	}
 	interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
 	traceOK := true
@@ -136,16 +355,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if err := tf.Finish(interrupted); err != nil {
 			traceOK = false
 			arg := "--trace"
-			if *tracePath == "" {
+			if o.trace == "" {
 				arg = "--report" // the temporary trace of the report
 			}
-			fmt.Fprintf(stderr, "coworkenv run: %s: %v\n", arg, err)
 			if !interrupted {
-				return exitNegated // the episode ran; its trace is left undone
+				return false, failedf("%s: %v", arg, err) // the episode ran; its trace is left undone
 			}
+			fmt.Fprintf(stderr, "coworkenv run: %s: %v\n", arg, err)
 		}
 	}
-	if *asJSON {
+	if o.json {
 		fmt.Fprintf(stdout, "%s\n", out.endLine)
 	} else {
 		out.printEnd(res)
@@ -153,28 +372,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if res.Err != nil {
 		fmt.Fprintf(stderr, "%s\n", tg.locate(*res.Err))
 	}
-	if interrupted && *tracePath != "" {
-		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", *tracePath)
+	if interrupted && o.trace != "" {
+		fmt.Fprintf(stderr, "coworkenv run: interrupted; the trace so far is in %s.partial\n", o.trace)
 	}
-	status := exitNegated
-	if res.End.Passed {
-		status = exitOK
-	}
-	if *reportPath != "" && traceOK {
-		stop() // a second Ctrl-C while the report is written ends the command
+	if o.report != "" && traceOK {
+		e.stop() // a second Ctrl-C while the report is written ends the command
 		from := tf.Path
 		if interrupted {
 			from += ".partial"
 		}
-		if err := report.WriteEpisodes(context.Background(), *reportPath, []string{from}, reportOptionsWith(".", tg.traced)); err != nil {
-			fmt.Fprintf(stderr, "coworkenv run: --report: %v\n", err)
-			return exitNegated
+		if err := report.WriteEpisodes(context.Background(), o.report, []string{from}, reportOptionsWith(".", tg.traced)); err != nil {
+			return false, failedf("--report: %v", err)
 		}
-		if !*asJSON {
-			fmt.Fprintf(stdout, "report in %s\n", *reportPath)
+		if !o.json {
+			fmt.Fprintf(stdout, "report in %s\n", o.report)
 		}
 	}
-	return status
+	return res.End.Passed, nil
 }
 
 // runHere runs the episode in this process; an error is a task or agent that cannot be made.
@@ -202,19 +416,18 @@ func runHere(ctx context.Context, tg *target, seed int64, choice *agentChoice, o
 	return &isolate.EpisodeResult{End: trace.EndOf(r), Err: r.Err}, nil
 }
 
-// runIsolated runs the episode in a worker process.
-func runIsolated(ctx context.Context, tg *target, seed int64, choice *agentChoice, iso *isolation, out *runOutput, tr io.Writer, print func(syntax.Position, string)) (*isolate.EpisodeResult, error) {
+// runIsolated runs the episode in a worker process of pool.
+func runIsolated(ctx context.Context, tg *target, seed int64, choice *agentChoice, pool func() (*isolate.Pool, error), out *runOutput, tr io.Writer, print func(syntax.Position, string)) (*isolate.EpisodeResult, error) {
 	ep, err := tg.episode()
 	if err != nil {
 		return nil, err
 	}
-	pool, err := iso.pool(1)
+	p, err := pool()
 	if err != nil {
 		return nil, err
 	}
-	defer pool.Close()
 	ep.Seed, ep.Agent = seed, choice.spec
-	return pool.Episode(ctx, *ep, isolate.Host{Trace: tr, Print: print, Model: choice.cfg,
+	return p.Episode(ctx, *ep, isolate.Host{Trace: tr, Print: print, Model: choice.cfg,
 		Begin: func(ti isolate.TaskInfo) {
 			out.begin(ti.Name, ti.File, ti.Turns, choice.name, episode.EffectiveSeed(ti.Seed, seed))
 		}})

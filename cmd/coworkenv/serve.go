@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -29,103 +30,126 @@ const serveUsage = "serve [--addr 127.0.0.1:8080] [--traces DIR] [--max-sessions
 // serveTokenEnv is the environment variable that may hold the token (a flag shows in ps).
 const serveTokenEnv = "COWORKENV_SERVE_TOKEN"
 
-func cmdServe(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return serveUntil(ctx, args, stdout, stderr, stop, nil)
+// serveOptions are the options of `coworkenv serve`.
+type serveOptions struct {
+	streams
+	corpora             []string
+	addr, traces, token string
+	maxSessions         int
+	idle                time.Duration
+	maxBody             int64
+	// ctx ends the server (nil: Ctrl-C or SIGTERM); unhook, when set, is called then (a second
+	// Ctrl-C kills at once); ready, when set, is told the address once the server listens.
+	ctx    context.Context
+	unhook func()
+	ready  func(addr string)
 }
 
-// serveUntil runs the server until ctx is done. unhook, when set, is called then (a second
-// Ctrl-C kills at once); ready, when set, is told the address once the server listens.
+func (o *serveOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "the address to listen on (port 0 picks a free one)")
+	fs.StringVar(&o.traces, "traces", "", "write each session's trace to DIR/<id>.jsonl (created when missing)")
+	fs.IntVar(&o.maxSessions, "max-sessions", serve.DefaultMaxSessions, "the most sessions kept at once, finished ones included until deleted or idle")
+	fs.DurationVar(&o.idle, "idle-timeout", serve.DefaultIdleTimeout, "close a session after this long without an action (0 never)")
+	fs.StringVar(&o.token, "token", "", "the bearer token every request but GET /health needs (or "+serveTokenEnv+")")
+	fs.Int64Var(&o.maxBody, "max-body", serve.DefaultMaxBody, "the largest request body in bytes")
+}
+
+func (o *serveOptions) args(pos []string) error {
+	o.corpora = pos
+	return nil
+}
+
+// serveUntil is `coworkenv serve` until ctx is done (see serveOptions), with its exit status.
 func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer, unhook func(), ready func(addr string)) int {
-	fs := newFlags("serve", serveUsage, stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on (port 0 picks a free one)")
-	traces := fs.String("traces", "", "write each session's trace to DIR/<id>.jsonl (created when missing)")
-	maxSessions := fs.Int("max-sessions", serve.DefaultMaxSessions, "the most sessions kept at once, finished ones included until deleted or idle")
-	idle := fs.Duration("idle-timeout", serve.DefaultIdleTimeout, "close a session after this long without an action (0 never)")
-	token := fs.String("token", "", "the bearer token every request but GET /health needs (or "+serveTokenEnv+")")
-	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "the largest request body in bytes")
-	pos, code, ok := parse(fs, serveUsage, args, stdout, stderr)
-	if !ok {
-		return code
+	o := &serveOptions{streams: streams{stdout, stderr}, ctx: ctx, unhook: unhook, ready: ready}
+	err := parseOptions("serve", serveUsage, args, o.streams, o)
+	if err == nil {
+		err = runServe(o)
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "coworkenv serve: "+format+"\n", a...)
-		return 2
+	return finish(stderr, "serve", err)
+}
+
+func runServe(o *serveOptions) error {
+	stdout, stderr := o.stdout, o.stderr
+	ctx := o.ctx
+	if ctx == nil {
+		var stop func()
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		o.unhook = stop
 	}
-	if *token == "" {
-		*token = os.Getenv(serveTokenEnv)
+	pos := o.corpora
+	if o.token == "" {
+		o.token = os.Getenv(serveTokenEnv)
 	}
 	switch {
-	case *maxSessions < 1:
-		return fail("--max-sessions %d: want at least 1", *maxSessions)
-	case *idle < 0:
-		return fail("--idle-timeout %s: want 0 (never) or more", *idle)
-	case *maxBody < 1:
-		return fail("--max-body %d: want at least 1", *maxBody)
+	case o.maxSessions < 1:
+		return usagef("--max-sessions %d: want at least 1", o.maxSessions)
+	case o.idle < 0:
+		return usagef("--idle-timeout %s: want 0 (never) or more", o.idle)
+	case o.maxBody < 1:
+		return usagef("--max-body %d: want at least 1", o.maxBody)
 	}
-	if err := checkAddr(*addr, *token != ""); err != nil {
-		return fail("--addr %s: %v", *addr, err)
+	if err := checkAddr(o.addr, o.token != ""); err != nil {
+		return usagef("--addr %s: %v", o.addr, err)
 	}
-	if *traces != "" {
-		if err := checkOutput("--traces", *traces, outputFolder, pos...); err != nil {
-			return fail("%v", err)
+	if o.traces != "" {
+		if err := checkOutput("--traces", o.traces, outputFolder, pos...); err != nil {
+			return usage(err)
 		}
-		if err := os.MkdirAll(*traces, 0o755); err != nil {
-			return fail("--traces: %v", unwrap(err))
+		if err := os.MkdirAll(o.traces, 0o755); err != nil {
+			return usagef("--traces: %v", unwrap(err))
 		}
 	}
 	var sources []serve.Source
 	if len(pos) == 0 {
 		s, err := embedded()
 		if err != nil {
-			return fail("%v", err)
+			return usage(err)
 		}
 		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files})
 	}
 	for _, p := range pos {
 		s, err := openPath(p)
 		if err != nil {
-			return fail("%v", err)
+			return usage(err)
 		}
 		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files})
 	}
-	idleTimeout := *idle
+	idleTimeout := o.idle
 	if idleTimeout == 0 {
 		idleTimeout = -1 // the flag's 0 is never; the option's 0 is the default
 	}
-	srv, err := serve.New(serve.Options{Sources: sources, TraceDir: *traces, MaxSessions: *maxSessions,
-		IdleTimeout: idleTimeout, MaxBody: *maxBody, Token: *token})
+	srv, err := serve.New(serve.Options{Sources: sources, TraceDir: o.traces, MaxSessions: o.maxSessions,
+		IdleTimeout: idleTimeout, MaxBody: o.maxBody, Token: o.token})
 	if err != nil {
-		return fail("%v", err)
+		return usage(err)
 	}
 	defer srv.Close()
 	if skipped := srv.Skipped(); len(skipped) > 0 {
 		fmt.Fprintf(stderr, "%s\ncoworkenv serve: %d problem(s) above: those task files are not served\n", isolate.FormatDiags(skipped), len(skipped))
 	}
 	if len(srv.Tasks()) == 0 {
-		return fail("no task to serve")
+		return usagef("no task to serve")
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "coworkenv serve: %v\n", err)
-		return 1
+		return err // the server fails
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "coworkenv serve: listening on http://%s (%d tasks; Ctrl-C stops)\n", ln.Addr(), len(srv.Tasks()))
-	if ready != nil {
-		ready(ln.Addr().String())
+	if o.ready != nil {
+		o.ready(ln.Addr().String())
 	}
 	select {
 	case <-ctx.Done():
 	case err := <-served:
-		fmt.Fprintf(stderr, "coworkenv serve: %v\n", err)
-		return 1
+		return err // the server fails
 	}
-	if unhook != nil {
-		unhook()
+	if o.unhook != nil {
+		o.unhook()
 	}
 	fmt.Fprintln(stderr, "coworkenv serve: stopping: closing every session")
 	// The sessions first: an action under way then gets its answer, and the requests end.
@@ -136,10 +160,9 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer, un
 		hs.Close()
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "coworkenv serve: %v\n", err)
-		return 1
+		return err // the server fails
 	}
-	return 0
+	return nil // stopped, as asked
 }
 
 // checkAddr refuses an address that is not host:port, and one beyond the loopback without a

@@ -12,6 +12,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/progress"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/queue"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -64,9 +65,9 @@ func (r *queueRun) options() ([]queue.Option, error) {
 }
 
 // validateQueued is `validate --queue URL|embedded`: the report of the sources, each task file
-// checked by a worker of the queue (with embedded, jobs workers on a pool here). An error is a
-// usage error or one of the queue.
-func validateQueued(qr *queueRun, iso *isolation, jobs int, srcs []*source, tm *isolate.TaskModels, stderr io.Writer) (*validate.Report, error) {
+// checked by a worker of the queue (with embedded, jobs workers on a pool here) with the
+// recorded runs of its source (runs, by source). An error is a usage error or one of the queue.
+func validateQueued(qr *queueRun, iso *isolation, jobs int, srcs []*source, runs [][]*recorded.Run, tm *isolate.TaskModels, stderr io.Writer) (*validate.Report, error) {
 	if *iso.inProcess {
 		return nil, errors.New("--queue checks every file in workers; drop --in-process")
 	}
@@ -77,8 +78,8 @@ func validateQueued(qr *queueRun, iso *isolation, jobs int, srcs []*source, tm *
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var list []isolate.Source
-	for _, s := range srcs {
-		list = append(list, isolate.Source{Corpus: s.corpus, Files: s.files})
+	for i, s := range srcs {
+		list = append(list, isolate.Source{Corpus: s.corpus, Files: s.files, Runs: runs[i]})
 	}
 	var pool *isolate.Pool
 	defer func() {

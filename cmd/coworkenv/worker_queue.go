@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,64 +37,64 @@ const workerUsage = "worker --queue URL [--kinds rollout,validate,generate] [--j
 	"running when the worker stops goes to another worker after the queue's ack wait. Run `coworkenv\n" +
 	"worker --kinds K` on machines dedicated to one kind.\n\n" + queueFlagsHelp
 
-// cmdQueueWorker is `coworkenv worker --queue URL`.
-func cmdQueueWorker(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("worker", workerUsage, stderr)
-	url := fs.String("queue", "", "URL of the NATS server of the queue, like nats://127.0.0.1:4222 (required)")
-	kinds := fs.String("kinds", strings.Join(jobKinds, ","), "the kinds of jobs to run, comma-separated")
-	jobs := fs.Int("jobs", 4, "jobs of each kind run at once, and worker processes")
-	iso := addIsolationFlags(fs, "episode or file")
-	qf := addQueueFlags(fs, false)
-	pos, code, ok := parse(fs, workerUsage, args, stdout, stderr)
-	if !ok {
-		return code
-	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "coworkenv worker: "+format+"\n", a...)
-		return exitUsage
-	}
+// workerOptions are the options of `coworkenv worker`.
+type workerOptions struct {
+	streams
+	url, kinds string
+	jobs       int
+	iso        *isolation
+	queue      *queueFlags
+}
+
+func (o *workerOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.url, "queue", "", "URL of the NATS server of the queue, like nats://127.0.0.1:4222 (required)")
+	fs.StringVar(&o.kinds, "kinds", strings.Join(jobKinds, ","), "the kinds of jobs to run, comma-separated")
+	fs.IntVar(&o.jobs, "jobs", 4, "jobs of each kind run at once, and worker processes")
+	o.iso = addIsolationFlags(fs, "episode or file")
+	o.queue = addQueueFlags(fs, false)
+}
+
+func (o *workerOptions) args(pos []string) error { return noArgs(pos) }
+
+// runWorker is `coworkenv worker --queue URL`.
+func runWorker(o *workerOptions) error {
 	switch {
-	case len(pos) > 0:
-		return usage("unexpected argument %q", pos[0])
-	case *url == "" || *url == "embedded":
-		return usage("--queue URL of a NATS server is required")
-	case *jobs < 1:
-		return usage("--jobs: %d is not a positive number", *jobs)
-	case *iso.inProcess:
-		return usage("--in-process: jobs always run in worker processes")
+	case o.url == "" || o.url == "embedded":
+		return usagef("--queue URL of a NATS server is required")
+	case o.jobs < 1:
+		return usagef("--jobs: %d is not a positive number", o.jobs)
+	case *o.iso.inProcess:
+		return usagef("--in-process: jobs always run in worker processes")
 	}
-	if err := iso.check(); err != nil {
-		return usage("%v", err)
+	if err := o.iso.check(); err != nil {
+		return usage(err)
 	}
-	names, err := parseKinds(*kinds)
+	names, err := parseKinds(o.kinds)
 	if err != nil {
-		return usage("%v", err)
+		return usage(err)
 	}
-	qopts, err := qf.options(*url)
+	qopts, err := o.queue.options(o.url)
 	if err != nil {
-		return usage("%v", err)
+		return usage(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	pool, err := iso.pool(*jobs)
+	pool, err := o.iso.pool(o.jobs)
 	if err != nil {
-		return usage("%v", err)
+		return usage(err)
 	}
 	defer pool.Close()
 	var loops []workLoop
 	for _, name := range names {
-		q, err := queue.Open(ctx, *url, name, qopts...)
+		q, err := queue.Open(ctx, o.url, name, qopts...)
 		if err != nil {
-			return usage("%v", err)
+			return usage(err)
 		}
 		defer q.Close()
-		loops = append(loops, workLoop{q, handlerOf(name, pool, stderr), *jobs})
+		loops = append(loops, workLoop{q, handlerOf(name, pool, o.stderr), o.jobs})
 	}
-	fmt.Fprintf(stderr, "coworkenv worker: running %s jobs from %s, %d of each at a time; Ctrl-C stops\n", strings.Join(names, ", "), *url, *jobs)
-	if err := work(ctx, loops...); err != nil {
-		return usage("%v", err)
-	}
-	return exitOK
+	fmt.Fprintf(o.stderr, "coworkenv worker: running %s jobs from %s, %d of each at a time; Ctrl-C stops\n", strings.Join(names, ", "), o.url, o.jobs)
+	return usage(work(ctx, loops...))
 }
 
 // parseKinds reads --kinds: known kinds, each once, in the order given.
