@@ -2,7 +2,9 @@ package corpus_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/corpus"
@@ -20,6 +22,7 @@ import (
 // TestRecordedHacksFail runs every recorded hack against the built-in corpus: each must fail,
 // without an error of the task's own scripts, and at least ten tasks must have one.
 func TestRecordedHacksFail(t *testing.T) {
+	t.Parallel()
 	covered := runRecorded(t, "testdata/hacks/*.json", false)
 	require.GreaterOrEqual(t, len(covered), 10, "tasks with a recorded hack")
 }
@@ -29,6 +32,7 @@ func TestRecordedHacksFail(t *testing.T) {
 // address looked up another way): each must pass. Together with the hacks, they show that a
 // verifier rewards the right answer and only the right answer.
 func TestRecordedCarefulSolutionsPass(t *testing.T) {
+	t.Parallel()
 	covered := runRecorded(t, "testdata/careful/*.json", true)
 	require.GreaterOrEqual(t, len(covered), 3, "tasks with a recorded careful solution")
 }
@@ -80,16 +84,29 @@ func runRecorded(t *testing.T, glob string, pass bool) map[string]bool {
 }
 
 func corpusTasks(t *testing.T) map[string]*dsl.Task {
+	t.Helper()
+	tasks, err := builtinTasks()
+	require.NoError(t, err)
+	return tasks
+}
+
+// builtinTasks are the tasks of the built-in corpus by name, loaded once for the package's
+// tests; they only read them (each run prepares its own episode).
+var builtinTasks = sync.OnceValues(func() (map[string]*dsl.Task, error) {
 	c := corpus.Open()
 	files, err := c.TaskFiles()
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]*dsl.Task{}
 	for _, f := range files {
 		lf := c.LoadFile(context.Background(), f)
-		require.Empty(t, lf.Diags, f)
+		if len(lf.Diags) > 0 {
+			return nil, fmt.Errorf("%s: %v", f, lf.Diags)
+		}
 		for _, task := range lf.Tasks {
 			out[task.Name] = task
 		}
 	}
-	return out
-}
+	return out, nil
+})

@@ -18,6 +18,7 @@ import (
 // The pool sends a worker's model requests to the configured base URL only, with its own key in
 // place of any the worker sent.
 func TestServeModelSendsOnlyToTheBaseURL(t *testing.T) {
+	t.Parallel()
 	srv := chattest.New(t, func(r *chattest.Request) chattest.Answer { return chattest.Answer{Body: chattest.Say("hi")} })
 	cfg := modelagent.Config{Model: "m", BaseURL: srv.BaseURL() + "/", APIKey: "sk-pool"}
 	call := func(method, url string) (json.RawMessage, error) {
@@ -53,6 +54,7 @@ func TestServeModelSendsOnlyToTheBaseURL(t *testing.T) {
 // A failed request reaches the worker's model agent as the same kind of error: a timeout, a
 // refused connection or a cut answer stays worth a retry, a name that does not resolve does not.
 func TestRemoteErrorsKeepTheirKind(t *testing.T) {
+	t.Parallel()
 	var ne net.Error
 	for _, err := range []error{
 		&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},

@@ -9,6 +9,7 @@ import (
 
 // The ways a Go worker dies under RLIMIT_DATA are all memory-limit; a panic is a crash.
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	limited := &Pool{opts: Options{MemoryLimit: 256 << 20}}
 	unlimited := &Pool{opts: Options{}}
 	for _, c := range []struct {

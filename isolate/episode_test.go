@@ -57,6 +57,7 @@ func mapFS(files map[string][]byte) fstest.MapFS {
 // prints and the task it runs; the worker's model agent talks to the endpoint through the pool,
 // which sends the key.
 func TestEpisodeInWorkerIsTheEpisodeHere(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, isolate.Options{Workers: 1})
 	src := strings.Replace(okTask, `def _solve(agent):`, "def _solve(agent):\n    print(\"solving\")", 1)
 
@@ -103,6 +104,7 @@ func TestEpisodeInWorkerIsTheEpisodeHere(t *testing.T) {
 // A model's retries go through the pool: a 503 is retried after the pool's wait, and the pool is
 // told; a request the endpoint refuses for good ends the episode with model-error.
 func TestEpisodeModelRetriesAndModelError(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	srv := chattest.New(t, func(r *chattest.Request) chattest.Answer {
 		switch n := calls.Add(1); {
@@ -201,6 +203,7 @@ def _solve(agent):`, 1)
 
 // An episode that cannot start says why, as run says it in this process.
 func TestEpisodeThatCannotStart(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, isolate.Options{Workers: 1})
 	two := okTask + strings.Replace(okTask[strings.Index(okTask, "task("):], "move-todo", "move-again", 1)
 	for src, want := range map[string]string{

@@ -77,6 +77,7 @@ func job(src string) isolate.Job {
 func reportJSON(r *validate.Report) string { return jsonv.MustEncode(r.JSON()) }
 
 func TestSameVerdictAsInProcess(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, isolate.Options{Workers: 1})
 	bad := strings.Replace(okTask, `check(ws.fs.exists("/notes/done.txt"), "done.txt exists")`, `check(True, "anything goes")`, 1)
 	for _, src := range []string{okTask, bad, "task(\n", "x = 1 // 0\n"} {
@@ -168,6 +169,10 @@ func TestCancel(t *testing.T) {
 }
 
 func TestValidateCorpusMatchesInProcess(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("validates the whole built-in corpus, here and in workers")
+	}
 	p := newPool(t, isolate.Options{Workers: 2})
 	c := corpus.Open()
 	want, err := validate.Corpus(context.Background(), corpus.Open(), nil, validate.Options{})
@@ -179,6 +184,7 @@ func TestValidateCorpusMatchesInProcess(t *testing.T) {
 }
 
 func TestValidateCorpusDuplicateNamesAndLoads(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"capabilities.star": {Data: []byte(`capability(name = "files.edit", description = "edit files")` + "\n")},
 		"lib/util.star":     {Data: []byte("load(\"//lib/more.star\", \"PATH\")\nTODO = PATH\n")},

@@ -16,6 +16,7 @@ import (
 // that model's base URL, with the pool's key and without the agent model's extra headers; the
 // worker is given the settings and never the key.
 func TestTaskModelCalls(t *testing.T) {
+	t.Parallel()
 	srv := chattest.New(t, func(r *chattest.Request) chattest.Answer { return chattest.Answer{Body: chattest.Say("hi")} })
 	other := chattest.New(t, func(r *chattest.Request) chattest.Answer { return chattest.Answer{Body: chattest.Say("no")} })
 	base := modelagent.Config{Model: "agent-model", BaseURL: other.BaseURL(), APIKey: "sk-pool", Headers: http.Header{"X-Agent-Secret": {"s"}}}

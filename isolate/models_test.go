@@ -105,6 +105,7 @@ func runHere(t *testing.T, ep isolate.Episode, base modelagent.Config, newAgent 
 // key, exactly as they do in this process: the two traces are the same, byte for byte, and the
 // oracle got the user model's answer.
 func TestTaskModelsInWorkerAndHere(t *testing.T) {
+	t.Parallel()
 	m := newTaskModels(t)
 	base := modelagent.Config{APIKey: "sk-pool"} // the oracle is no model: only the key
 	ep := taskEpisode(simTask, m.agent())
@@ -144,6 +145,7 @@ func TestTaskModelsInWorkerAndHere(t *testing.T) {
 // An agent made by Run.NewAgent brings the models with it (WithModels): how a rollout in this
 // process gives them; Run.Models wins over them.
 func TestWithModelsInThisProcess(t *testing.T) {
+	t.Parallel()
 	m := newTaskModels(t)
 	ep := taskEpisode(simTask, isolate.Agent{Name: "oracle"})
 	models, err := isolate.NewModels(m.agent(), modelagent.Config{APIKey: "sk-here"})
@@ -165,6 +167,7 @@ func TestWithModelsInThisProcess(t *testing.T) {
 // A user model's retries wait in the pool, which is told about them with the model named; one
 // that fails for good ends the episode with model-error.
 func TestTaskModelRetriesInWorker(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	user := chattest.New(t, func(r *chattest.Request) chattest.Answer {
 		switch calls.Add(1) {

@@ -44,10 +44,12 @@ type validateAnswer struct {
 	Tasks  []TaskInfo      `json:"tasks"`
 }
 
-// Source is a corpus and the task files of it to check (nil: every task file).
+// Source is a corpus and the task files of it to check (nil: every task file), with the
+// recorded runs played against its tasks (ValidateOptions.Runs; they travel with the jobs).
 type Source struct {
 	Corpus *dsl.Corpus
 	Files  []string
+	Runs   []*recorded.Run
 }
 
 // QueuedValidateOptions tune ValidateQueued.
@@ -57,9 +59,6 @@ type QueuedValidateOptions struct {
 	Models *TaskModels
 	// Progress, when set, is told how far the jobs have got (queue.Produce.Progress).
 	Progress func(queue.Progress)
-	// Runs are recorded runs played against the tasks they name (ValidateOptions.Runs); they
-	// travel with the jobs.
-	Runs []*recorded.Run
 }
 
 // ValidateQueued is ValidateCorpusWith of each source, with each task file checked by a worker
@@ -103,7 +102,7 @@ func ValidateQueued(ctx context.Context, q *queue.Queue, srcs []Source, opts Que
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", rel, err)
 			}
-			body := ValidateJob{Display: job.Display, File: rel, Files: refs, Runs: runsOf(opts.Runs, rel)}
+			body := ValidateJob{Display: job.Display, File: rel, Files: refs, Runs: runsOf(s.Runs, rel)}
 			if opts.Models != nil {
 				body.User, body.Judge = opts.Models.User, opts.Models.Judge
 			}

@@ -59,6 +59,7 @@ func guarded(t *testing.T) context.Context {
 // and for one of its files given again (the same job, checked once); checked again, nothing is
 // run again.
 func TestValidateQueuedMatchesLocal(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, isolate.Options{Workers: 2})
 	srcs := []isolate.Source{{Corpus: queuedCorpus()}, {Corpus: queuedCorpus(), Files: []string{"b/two.star"}}}
 	var want []*validate.Report
@@ -92,6 +93,7 @@ func TestValidateQueuedMatchesLocal(t *testing.T) {
 // With task models, the worker sends their requests with the key of its own environment, and
 // the report is the local one's.
 func TestValidateQueuedWithModels(t *testing.T) {
+	t.Parallel()
 	user, judge := withholding(t), fairJudge(t)
 	tm := &isolate.TaskModels{
 		User:  isolate.SettingsOf(modelagent.Config{Model: "user-model", BaseURL: user.BaseURL(), MaxRetries: -1}),

@@ -27,6 +27,7 @@ func helperEpisode(note string) isolate.Episode {
 // An episode in a worker records the task file and the file it loads, with their SHA-256, in
 // its start event: the sources an episode here records.
 func TestEpisodeRecordsSources(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, isolate.Options{Workers: 1})
 	ep := helperEpisode(noteV1)
 	var got bytes.Buffer
@@ -49,6 +50,7 @@ func TestEpisodeRecordsSources(t *testing.T) {
 // A traced episode in this process needs the sources of the bytes it runs: without them, or
 // with those of other bytes of the task file, nothing runs.
 func TestRunEpisodeNeedsItsSources(t *testing.T) {
+	t.Parallel()
 	ep := helperEpisode(noteV1)
 	c := dsl.NewCorpus(mapFS(ep.Files), ".", "gen")
 	task, src, err := isolate.FindTask(context.Background(), c, "t.star", "move-todo")
@@ -82,6 +84,7 @@ func TestRunEpisodeNeedsItsSources(t *testing.T) {
 // A replay, here and in a worker, reads the task's files from its corpus and names a file the
 // task loads that changed since the trace was recorded; the episode itself still matches.
 func TestReplayNamesAChangedHelper(t *testing.T) {
+	t.Parallel()
 	ep := helperEpisode(noteV1)
 	tr, _ := inProcess(t, ep, modelagent.Config{})
 	events, err := trace.Read(strings.NewReader(tr))

@@ -16,6 +16,7 @@ import (
 // the root (a helper, the lib folder, a loaded folder) stops the job with an *EscapeError naming
 // it, and nothing from outside is sent; links inside the root are followed.
 func TestIsolateFilesStayInsideRoot(t *testing.T) {
+	t.Parallel()
 	secret := []byte("SECRET = 'outside the corpus root'\n")
 	link := func(target string) *fstest.MapFile {
 		return &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink}

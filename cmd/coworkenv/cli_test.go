@@ -48,6 +48,7 @@ func writeTask(t *testing.T, src string) string {
 }
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	code, out, _ := cli(t)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, out, "Commands:")
@@ -62,6 +63,7 @@ func TestUsage(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	code, out, _ := cli(t, "run", p+":hello")
 	assert.Equal(t, 0, code)
@@ -103,6 +105,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunTraceAndReplay(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	code, _, errs := cli(t, "run", p+":hello", "--trace", tr, "--json")
@@ -127,6 +130,7 @@ func TestRunTraceAndReplay(t *testing.T) {
 }
 
 func TestListAndDoc(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	code, out, _ := cli(t, "list", p, "--json")
 	assert.Equal(t, 0, code)
@@ -145,6 +149,7 @@ func TestListAndDoc(t *testing.T) {
 }
 
 func TestValidateExitCodes(t *testing.T) {
+	t.Parallel()
 	ok := writeTask(t, helloTask)
 	code, out, _ := cli(t, "validate", ok)
 	assert.Equal(t, 0, code, out)

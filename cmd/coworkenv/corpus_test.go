@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/coworkenv/coworkenv/corpus"
@@ -13,18 +15,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// corpusFacts reads the built-in corpus through `coworkenv list --json`.
+// corpusFacts reads the built-in corpus through `coworkenv list --json`, once for the package's
+// tests (a noop episode of every task); they only read the facts.
 func corpusFacts(t *testing.T) []*jsonv.Object {
-	code, out, errs := cli(t, "list", "--json")
-	require.Equal(t, 0, code, errs)
+	t.Helper()
+	l := listCorpus()
+	require.Equal(t, 0, l.code, l.errs)
 	var facts []*jsonv.Object
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.out), "\n") {
 		v, err := jsonv.DecodeString(line)
 		require.NoError(t, err)
 		facts = append(facts, v.(*jsonv.Object))
 	}
 	return facts
 }
+
+// listCorpus is `coworkenv list --json` of the built-in corpus, run once.
+var listCorpus = sync.OnceValue(func() (l struct {
+	code      int
+	out, errs string
+}) {
+	var out, errs bytes.Buffer
+	l.code = Main([]string{"list", "--json"}, &out, &errs)
+	l.out, l.errs = out.String(), errs.String()
+	return l
+})
 
 func get[T any](o *jsonv.Object, k string) T {
 	v, _ := o.Get(k)
@@ -43,6 +58,7 @@ func traits(o *jsonv.Object) []string {
 
 // TestCorpusCounts holds the built-in corpus to issue 5's promises.
 func TestCorpusCounts(t *testing.T) {
+	t.Parallel()
 	facts := corpusFacts(t)
 	var (
 		multi, silent, replyDep, dbTools, safety, faults int
@@ -100,6 +116,7 @@ func TestCorpusCounts(t *testing.T) {
 // TestCorpusReadmeTable: the table in corpus/README.md is what `coworkenv list --capabilities`
 // prints; set COWORKENV_UPDATE=1 to rewrite it.
 func TestCorpusReadmeTable(t *testing.T) {
+	t.Parallel()
 	code, table, errs := cli(t, "list", "--capabilities")
 	require.Equal(t, 0, code, errs)
 	path := filepath.Join("..", "..", "corpus", "README.md")
@@ -119,12 +136,17 @@ func TestCorpusReadmeTable(t *testing.T) {
 
 // TestCorpusValidatesStrict: every task of the built-in corpus is ok, with no warning.
 func TestCorpusValidatesStrict(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("validates the whole built-in corpus")
+	}
 	code, out, errs := cli(t, "validate", "--strict")
 	assert.Equal(t, 0, code, "%s%s", out, errs)
 }
 
 // TestCorpusExamples: the taxonomy's examples name corpus tasks with that capability.
 func TestCorpusExamples(t *testing.T) {
+	t.Parallel()
 	caps := map[string]map[string]bool{}
 	for _, f := range corpusFacts(t) {
 		for _, c := range get[[]jsonv.Value](f, "capabilities") {
@@ -146,6 +168,10 @@ func TestCorpusExamples(t *testing.T) {
 
 // TestCorpusTracesReplay: the oracle trace of every corpus task replays exactly.
 func TestCorpusTracesReplay(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs and replays every task of the built-in corpus")
+	}
 	dir := t.TempDir()
 	n := 0
 	for _, f := range corpusFacts(t) {

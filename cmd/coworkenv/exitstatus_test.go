@@ -14,6 +14,7 @@ import (
 // The exit-status rule is written once: `coworkenv --help`, every command's --help and the README
 // give the same text.
 func TestExitStatusRuleIsWrittenOnce(t *testing.T) {
+	t.Parallel()
 	_, out, _ := cli(t, "--help")
 	assert.Contains(t, out, exitStatusHelp)
 	for _, c := range commands() {
@@ -40,6 +41,7 @@ func unreadable(t *testing.T, p string) {
 // Every case the rule lists, for validate, run and rollout: a file that does not load is a
 // negative verdict (1), a path that cannot be used is the command line's error (2).
 func TestExitStatuses(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{
 		"empty.star":       "",
 		"notask.star":      "X = 1\ndef f():\n    return X\n",
@@ -93,6 +95,7 @@ func TestExitStatuses(t *testing.T) {
 
 // A path that exists but cannot be read is refused like a missing one.
 func TestExitStatusUnreadable(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask, "t.jsonl": "{}\n"})
 	for _, args := range [][]string{
 		{"validate", filepath.Join(dir, "copy.star")},
@@ -108,6 +111,7 @@ func TestExitStatusUnreadable(t *testing.T) {
 
 // --memory-limit and --time-limit bound workers only: where none runs they are refused.
 func TestLimitsWithoutWorkers(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	for _, c := range []struct {
 		args []string
@@ -128,6 +132,7 @@ func TestLimitsWithoutWorkers(t *testing.T) {
 
 // A flag's usage that quotes words in backquotes does not show them as the value's name.
 func TestFlagHelpNamesValues(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"generate", "rollout"} {
 		_, out, _ := cli(t, cmd, "--help")
 		assert.NotRegexp(t, regexp.MustCompile(`(?m)^  -\w[\w-]* \S+ \S`), out, cmd)
@@ -140,6 +145,7 @@ func TestFlagHelpNamesValues(t *testing.T) {
 
 // `run` of a folder says it is a folder, and a file is not looked up as a task name.
 func TestRunNamesAFolder(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"a/copy.star": copyNoteTask, "notes.txt": "x"})
 	code, _, stderr := cli(t, "run", filepath.Join(dir, "a"))
 	assert.Equal(t, 2, code)
@@ -152,6 +158,7 @@ func TestRunNamesAFolder(t *testing.T) {
 
 // validate and run show a diagnostic at the same line and column.
 func TestValidateAndRunAgreeOnColumns(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{
 		"schema.star": "X = 1\ntask(name = \"a\", prompt = \"p\", tools = [\"nope\"])\n",
 		"setup.star": `def _setup(ws):
@@ -180,6 +187,7 @@ task(name = "s", prompt = "p", tools = ["fs"], setup = _setup, verify = _verify,
 // A standalone file's capabilities are checked against the built-in taxonomy, which the
 // diagnostic names; a typo'd one neither passes validate nor reaches a rollout's figures.
 func TestStandaloneCapabilities(t *testing.T) {
+	t.Parallel()
 	typo := strings.Replace(copyNoteTask, `capabilities = ["files.organize"]`, `capabilities = ["files.organise"]`, 1)
 	require.NotEqual(t, typo, copyNoteTask)
 	dir := writeFiles(t, map[string]string{"typo.star": typo, "ok/copy.star": copyNoteTask})
@@ -206,6 +214,7 @@ func TestStandaloneCapabilities(t *testing.T) {
 // The task of writing-tasks.md's "The shape of a good task" validates as the page says, in a
 // folder of its own; the page's load paths need a corpus, as it says.
 func TestWritingTasksTemplate(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "writing-tasks.md"))
 	require.NoError(t, err)
 	doc := string(b)
@@ -232,6 +241,7 @@ func TestWritingTasksTemplate(t *testing.T) {
 
 // Turns (and a simulated user's rounds) are numbered from 0 in the transcript, as in the trace.
 func TestRunNumbersTurnsAsTheTrace(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"two.star": twoStepsTask})
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	code, out, errs := cli(t, "run", filepath.Join(dir, "two.star"), "--trace", tr)
@@ -251,6 +261,7 @@ func TestRunNumbersTurnsAsTheTrace(t *testing.T) {
 // Progress on stderr when it is not a terminal: a line at each tenth of 20 units or more, and
 // none for less.
 func TestPlainProgress(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	code, _, errs := cli(t, "rollout", filepath.Join(dir, "copy.star"), "--agent", "noop", "--samples", "20", "--in-process", "--out", t.TempDir())
 	assert.Equal(t, 1, code)

@@ -66,6 +66,7 @@ func modelTrace(t *testing.T) (trace, url string) {
 // agent/trajectory.json, the episode's trajectory with its reward and the oracle's steps marked.
 // A second export replaces the folder whole; a folder holding other files is refused.
 func TestExportATIF(t *testing.T) {
+	t.Parallel()
 	corpus, out := oracleRollout(t)
 	root := t.TempDir()
 	dst := filepath.Join(root, "jobs", "oracle")

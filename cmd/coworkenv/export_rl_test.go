@@ -85,6 +85,7 @@ func TestExportRLAdvantages(t *testing.T) {
 // The oracle over the coin with --vary-setup: samples whose coin differs start from different
 // states and are in different groups; samples with the same coin share one.
 func TestExportRLGroupsByStartState(t *testing.T) {
+	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "coin.star": coinTask})
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "6", "--vary-setup", "--out", out)
@@ -117,6 +118,7 @@ func TestExportRLGroupsByStartState(t *testing.T) {
 // Values that mean nothing are usage errors (exit 2, one line), before anything is written, and
 // so are the flags of rl given to sft.
 func TestExportRLUsage(t *testing.T) {
+	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	out := filepath.Join(t.TempDir(), "o")
 	code, _, errs := modelCLI(t, "rollout", corpus, "--out", out)

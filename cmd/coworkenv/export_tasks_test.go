@@ -29,6 +29,7 @@ task(name = "broken-setup", capabilities = ["luck"], prompt = "Anything.", tools
 // Two built-in tasks, two seeds: four rows, task by task and seed by seed, with the fields of
 // export.TaskRowFields; the same command writes the same bytes again.
 func TestExportTasksBuiltin(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
 	args := []string{"export", "tasks", "fuel-surcharge-answer", "carrier-quote-award", "--seeds", "2", "--out", out}
 	code, stdout, errs := cli(t, args...)
@@ -72,6 +73,7 @@ func TestExportTasksBuiltin(t *testing.T) {
 // fails has no row, which stderr names and the exit status says; seeds of a task whose setup
 // draws from the seed fall in different groups.
 func TestExportTasksFromDisk(t *testing.T) {
+	t.Parallel()
 	corpus := rolloutCorpus(t)
 	dir := t.TempDir()
 	isolated, here := filepath.Join(dir, "isolated.jsonl"), filepath.Join(dir, "here.jsonl")
@@ -110,6 +112,7 @@ func TestExportTasksFromDisk(t *testing.T) {
 // The output is written whole or not at all: a refused command leaves the file as it was, and
 // no temporary file is left beside it.
 func TestExportTasksAtomic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(out, []byte("old\n"), 0o644))

@@ -218,6 +218,7 @@ func TestExportFromModelRollout(t *testing.T) {
 // Oracle traces are reference demonstrations: SFT only with --include-oracle, messages rebuilt
 // from the calls, the system prompt rebuilt from the task.
 func TestExportOracleTraces(t *testing.T) {
+	t.Parallel()
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--out", out)
@@ -316,6 +317,7 @@ func TestExportOracleTraces(t *testing.T) {
 }
 
 func TestExportUsageAndUnreadable(t *testing.T) {
+	t.Parallel()
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
 	code, _, errs := modelCLI(t, "rollout", filepath.Join(corpus, "tasks", "copy.star"), "--out", out)

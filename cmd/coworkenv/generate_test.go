@@ -73,6 +73,7 @@ func sameDir(t *testing.T, want, got string) {
 }
 
 func TestGenerateReplaysTheCommittedCassette(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := genMain(t, "generate", "--capability", "mail.reply", "--count", "3", "--out", out,
 		"--corpus", genCorpus, "--max-rounds", "2", "--jobs", "2", "--seed", "7", "--temperature", "0",
@@ -140,6 +141,7 @@ func TestGenerateRecordsAndSurvivesRunawayCandidates(t *testing.T) {
 }
 
 func TestGenerateUsageErrors(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	for _, tc := range []struct {
 		args []string
@@ -162,6 +164,7 @@ func TestGenerateUsageErrors(t *testing.T) {
 }
 
 func TestGenerateStopsWhenTheModelFails(t *testing.T) {
+	t.Parallel()
 	srv := genFake(t, map[int64][]string{0: {"```python\n" + goldenTask(t, "loan-return-date") + "```"}})
 	out := t.TempDir()
 	code, stdout, stderr := genMain(t, "generate", "--capability", "mail.reply", "--count", "2", "--out", out,

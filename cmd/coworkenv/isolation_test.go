@@ -169,6 +169,7 @@ func TestReplayIsolatedTimeoutGoesOn(t *testing.T) {
 // The choice of where files run, on every command: --in-process and --isolate exclude each
 // other, and the limits must be positive.
 func TestIsolationFlags(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	file := filepath.Join(dir, "copy.star")
 	for _, args := range [][]string{

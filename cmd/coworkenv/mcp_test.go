@@ -98,6 +98,7 @@ func mcpCommand(t *testing.T, args ...string) (cs *mcp.ClientSession, wait func(
 // calls and replies, the score is the oracle's, the result is readable, and the trace, in place
 // when the episode ends, replays.
 func TestMCPCommand(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"fuel-surcharge-answer", "carrier-quote-award"} {
 		t.Run(name, func(t *testing.T) {
 			acts, want := oracleActions(t, name, 4)
@@ -163,6 +164,7 @@ func TestMCPCommand(t *testing.T) {
 // leaves before the end leaves an interrupted trace, and the status says the episode did not
 // pass.
 func TestMCPCommandBadArgumentAndLeaving(t *testing.T) {
+	t.Parallel()
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	cs, wait := mcpCommand(t, "fuel-surcharge-answer", "--trace", tr)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs_read", Arguments: map[string]any{"path": 7}})
@@ -196,6 +198,7 @@ func TestMCPCommandBadArgumentAndLeaving(t *testing.T) {
 // stdin and stdout, its oracle's score, exit status 0 once the client closes stdin, and a trace
 // that replays.
 func TestMCPCommandOverStdio(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	tr := filepath.Join(t.TempDir(), "hello.jsonl")
 	cmd := exec.Command(os.Args[0], "mcp", p+":hello", "--trace", tr)
@@ -226,6 +229,7 @@ func TestMCPCommandOverStdio(t *testing.T) {
 }
 
 func TestMCPUsageErrors(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	for _, tc := range []struct {
 		args []string

@@ -36,6 +36,7 @@ func usageError(t *testing.T, code int, stdout, errs, arg string, args ...any) {
 // output is refused when it is one of the traces: named alike, through a symbolic link, or
 // found in a folder given as input; the trace stays as it was.
 func TestExportRefusesToOverwriteItsInput(t *testing.T) {
+	t.Parallel()
 	tr := oneTrace(t)
 	before, err := os.ReadFile(tr)
 	require.NoError(t, err)
@@ -65,6 +66,7 @@ func TestExportRefusesToOverwriteItsInput(t *testing.T) {
 // any trace is read (an unreadable one among them says nothing), as are an output in a missing
 // folder and one under a file.
 func TestExportOutFolderRefusedUpFront(t *testing.T) {
+	t.Parallel()
 	tr := oneTrace(t)
 	broken := filepath.Join(t.TempDir(), "broken.jsonl")
 	require.NoError(t, os.WriteFile(broken, []byte("not a trace\n"), 0o644))
@@ -86,6 +88,7 @@ func TestExportOutFolderRefusedUpFront(t *testing.T) {
 // leave DIR.partial. It is refused before the episode: nothing printed, no .partial; so are the
 // task file itself as the trace and a trace in a missing folder.
 func TestRunTraceRefusedBeforeRunning(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	src, err := os.ReadFile(p)
 	require.NoError(t, err)
@@ -111,6 +114,7 @@ func TestRunTraceRefusedBeforeRunning(t *testing.T) {
 
 // A folder that cannot be written is refused up front (not as root, who can write anywhere).
 func TestOutputInUnwritableFolder(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root writes in read-only folders")
 	}
@@ -127,6 +131,7 @@ func TestOutputInUnwritableFolder(t *testing.T) {
 
 // rollout --out and generate --out/--record are checked the same way before anything runs.
 func TestRolloutAndGenerateOutputsChecked(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))

@@ -23,6 +23,7 @@ func embeddedServer(t *testing.T) string {
 
 // `queue status` prints the counts and settings of every queue, or of one, as text or JSON.
 func TestQueueStatus(t *testing.T) {
+	t.Parallel()
 	url := embeddedServer(t)
 	ctx := t.Context()
 	for _, name := range []string{"rollout", "other"} {
@@ -66,6 +67,7 @@ func TestQueueStatus(t *testing.T) {
 }
 
 func TestQueueStatusUsage(t *testing.T) {
+	t.Parallel()
 	url := embeddedServer(t)
 	code, out, _ := cli(t, "queue", "status", "--queue", url)
 	assert.Equal(t, 0, code)
@@ -96,6 +98,7 @@ func TestQueueStatusUsage(t *testing.T) {
 
 // The settings flags of producers and workers give the options of the flags given only.
 func TestQueueFlags(t *testing.T) {
+	t.Parallel()
 	url := embeddedServer(t)
 	parseQueueFlags := func(producer bool, queueURL string, args ...string) ([]queue.Option, error) {
 		fs := newFlags("test")

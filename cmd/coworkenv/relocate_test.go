@@ -164,6 +164,7 @@ func TestExportKeepsTracesOfAMovedCorpus(t *testing.T) {
 // A trace of a task file with the bytes of one of the built-in corpus (and of every file it
 // loads) finds it there when its own corpus is gone.
 func TestReplayFindsABuiltInTaskByItsBytes(t *testing.T) {
+	t.Parallel()
 	const rel = "tasks/mail/fuel_surcharge_answer.star"
 	dir := t.TempDir()
 	files := []string{"capabilities.star", rel}

@@ -65,6 +65,7 @@ func TestRunReportFlag(t *testing.T) {
 // rollout --report writes the rollout's page and its episode views, also when samples fail; the
 // tasks run in workers are replayed against the files the rollout ran, wherever they are.
 func TestRolloutReportFlag(t *testing.T) {
+	t.Parallel()
 	task := writeTask(t, helloTask)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "r.html")
@@ -89,6 +90,7 @@ func TestRolloutReportFlag(t *testing.T) {
 
 // validate --report writes the validation's page, also when a task is invalid.
 func TestValidateReportFlag(t *testing.T) {
+	t.Parallel()
 	task := writeTask(t, strings.Replace(helloTask, `agent.call("mail_reply"`, `agent.call("mail_list"`, 1))
 	page := filepath.Join(t.TempDir(), "v.html")
 	code, out, errs := cli(t, "validate", task, "--report", page)
@@ -102,6 +104,7 @@ func TestValidateReportFlag(t *testing.T) {
 // A --report that cannot be written is refused with status 2 before anything runs: nothing is
 // validated, no episode runs, no trace or rollout folder is made.
 func TestReportFlagRefused(t *testing.T) {
+	t.Parallel()
 	task := writeTask(t, helloTask)
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "t.jsonl")
@@ -135,6 +138,7 @@ func TestReportFlagRefused(t *testing.T) {
 // to the server; a failed job stays failed until --retry-failed; and the progress tells the
 // jobs' counts.
 func TestRolloutQueueFlags(t *testing.T) {
+	t.Parallel()
 	task := writeTask(t, helloTask)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")

@@ -12,6 +12,7 @@ import (
 
 // `report --help` describes every kind of input and exits 0.
 func TestReportHelp(t *testing.T) {
+	t.Parallel()
 	code, out, _ := cli(t, "report", "--help")
 	assert.Equal(t, 0, code)
 	for _, s := range []string{"--out", "a trace", "a rollout folder", "validate --json", "generation run", "FILE-episodes", "Exit status"} {
@@ -22,6 +23,7 @@ func TestReportHelp(t *testing.T) {
 // Bad usage and unreadable input exit 2 with one line that names the argument or the file,
 // before anything is written.
 func TestReportUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.html")
 	text := filepath.Join(dir, "notes.txt")
@@ -51,6 +53,7 @@ func TestReportUsageErrors(t *testing.T) {
 
 // A trace that `run` writes, a rollout folder, a validation report and a mix of kinds.
 func TestReportKinds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "t.jsonl")
 	code, _, errs := cli(t, "run", "fuel-surcharge-answer", "--trace", tr)

@@ -112,6 +112,7 @@ func rolloutJSON(t *testing.T, out string) map[string]any {
 // The oracle over a folder, K=3: the traces are byte-identical whatever --jobs is, and a second
 // run resumes instead of running again.
 func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
+	t.Parallel()
 	corpus := rolloutCorpus(t)
 	outA, outB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	code, out, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "1", "--out", outA)
@@ -231,6 +232,7 @@ func startStates(t *testing.T, out, task string, k int) (seeds []any, states []s
 // the same state, with the same seed; with --vary-setup sample i runs with seed+i and the
 // samples start from different states. Each setting resumes only into its own folder.
 func TestRolloutSetupSeed(t *testing.T) {
+	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "coin.star": coinTask})
 	same, vary := filepath.Join(t.TempDir(), "same"), filepath.Join(t.TempDir(), "vary")
 	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", same)
@@ -272,6 +274,7 @@ func keys(m map[string]string) []string {
 
 // TASKS may be files, file.star:name and folders; a task named twice runs once.
 func TestRolloutResolvesTasks(t *testing.T) {
+	t.Parallel()
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
 	code, stdout, errs := modelCLI(t, "rollout", filepath.Join(corpus, "tasks", "two.star"),
@@ -305,6 +308,7 @@ func TestRolloutResolvesTasks(t *testing.T) {
 
 // The oracle over the shared conformance suite's multi-turn folder.
 func TestRolloutConformance(t *testing.T) {
+	t.Parallel()
 	dir, ok := conformance.Dir()
 	if !ok {
 		t.Skip("the conformance suite is not there")
@@ -375,6 +379,7 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 // The simulated user's rounds reach the summary the same way whether the episodes run in worker
 // processes or in this one.
 func TestRolloutUserRoundsIsolatedAndInProcess(t *testing.T) {
+	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"asking.star": tasktest.AskingForColour})
 	for _, mode := range []string{"--isolate", "--in-process"} {
 		out := filepath.Join(t.TempDir(), "out")

@@ -18,6 +18,7 @@ import (
 // `coworkenv serve` listens where it says, serves the corpus it is given with its token, and on
 // Ctrl-C (here: its context) closes every session, whose trace ends, and exits 0.
 func TestServeCommand(t *testing.T) {
+	t.Parallel()
 	p := writeTask(t, helloTask)
 	traces := filepath.Join(t.TempDir(), "traces")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -68,6 +69,7 @@ func TestServeCommand(t *testing.T) {
 }
 
 func TestServeUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -53,6 +53,7 @@ func editNote(t *testing.T, corpus, comment string) {
 // run and rollout, in a worker and in this process, record the task file and the file it loads
 // with their SHA-256 in every trace's start event.
 func TestTracesRecordSources(t *testing.T) {
+	t.Parallel()
 	corpus := helperCorpus(t)
 	want := wantSources(t, corpus)
 	file := filepath.Join(corpus, "tasks", "copy.star")
@@ -75,6 +76,7 @@ func TestTracesRecordSources(t *testing.T) {
 // recorded with another version of the helper or of the task file, says which file changed,
 // and counts them; the next one resumes them all.
 func TestRolloutResumeRerunsAfterAHelperEdit(t *testing.T) {
+	t.Parallel()
 	for _, where := range [][]string{nil, {"--in-process"}} {
 		corpus := helperCorpus(t)
 		out := filepath.Join(t.TempDir(), "o")
@@ -123,6 +125,7 @@ func TestRolloutResumeRerunsAfterAHelperEdit(t *testing.T) {
 // replay of a trace whose helper changed since names the helper, and only the helper, in its
 // warning and in --json; the episode still matches.
 func TestReplayNamesAnEditedHelper(t *testing.T) {
+	t.Parallel()
 	corpus := helperCorpus(t)
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	code, out, errs := cli(t, "run", filepath.Join(corpus, "tasks", "copy.star"), "--trace", tr)
@@ -245,6 +248,7 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 
 // rl groups episodes of two versions of a helper apart, and episodes of one version together.
 func TestExportRLGroupsByEverySource(t *testing.T) {
+	t.Parallel()
 	corpus := helperCorpus(t)
 	runs := filepath.Join(t.TempDir(), "runs")
 	require.NoError(t, os.Mkdir(runs, 0o755))

@@ -35,6 +35,7 @@ func queuedFolder(t *testing.T) string {
 // validate --queue prints what a local validate prints, with the same exit status: with an
 // embedded server, and with `coworkenv worker` processes of another server.
 func TestValidateQueueMatchesLocal(t *testing.T) {
+	t.Parallel()
 	dir := queuedFolder(t)
 	type run struct {
 		code     int
@@ -79,6 +80,7 @@ func TestValidateQueueMatchesLocal(t *testing.T) {
 
 // worker runs the kinds it is given, and refuses one it does not know.
 func TestWorkerKinds(t *testing.T) {
+	t.Parallel()
 	got, err := parseKinds("validate, generate,validate")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"validate", "generate"}, got)

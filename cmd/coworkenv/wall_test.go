@@ -22,6 +22,7 @@ func wallFile(t *testing.T, name string) string {
 // A task file that links out of its corpus root is refused by validate and run, naming the file,
 // and no line of the target reaches the output.
 func TestValidateTaskLinkOutQuotesNothing(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"ok.star": helloTask})
 	evil := filepath.Join(dir, "evil.star")
 	require.NoError(t, os.Symlink(wallFile(t, "passwd"), evil))
