@@ -25,6 +25,7 @@ func eval(t *testing.T, expr string) (starlark.Value, error) {
 // that parameter is: accepted or refused alike, with the same problem named, and kept in the
 // form the agent's argument takes.
 func TestParamChecksAgreeWithAgentArguments(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ typ, items, value string }{
 		{"string", "", `"a"`},
 		{"string", "", `3`},
@@ -85,6 +86,7 @@ func TestParamChecksAgreeWithAgentArguments(t *testing.T) {
 
 // A default outside the enum is refused with the wording an agent's argument gets.
 func TestParamDefaultOutsideEnum(t *testing.T) {
+	t.Parallel()
 	_, err := eval(t, `param("string", enum = ["a", "b"], default = "c")`)
 	require.Error(t, err)
 	tool := &tools.Tool{Name: "t", Params: []tools.Param{{Name: "x", Type: "string", Enum: []jsonv.Value{"a", "b"}}}}
@@ -103,6 +105,7 @@ func TestParamDefaultOutsideEnum(t *testing.T) {
 // The signature the reference shows for a builtin lists exactly the parameters its binder
 // accepts, required exactly where the binder requires them, with the defaults it fills in.
 func TestBuiltinSignaturesAreTheirBinding(t *testing.T) {
+	t.Parallel()
 	pre := Predeclared()
 	for _, b := range Builtins {
 		t.Run(b.Name, func(t *testing.T) {
@@ -137,6 +140,7 @@ func TestBuiltinSignaturesAreTheirBinding(t *testing.T) {
 
 // One binder, one wording, for every builtin and method.
 func TestBindErrors(t *testing.T) {
+	t.Parallel()
 	f := &Func{Name: "f", Params: []Param{Req("a"), Opt("b", starlark.MakeInt(2))}}
 	assert.Equal(t, "f(a, b=2)", f.Signature())
 	_, err := f.Bind(starlark.Tuple{starlark.True, starlark.True, starlark.True}, nil)

@@ -29,6 +29,7 @@ task(name = "` + name + `", prompt = greeting, tools = ["fs"], verify = lambda w
 // loads it again, and loads. The helper that timed out is the one loaded directly, or one loaded
 // by it (whose failure is then the outer helper's too).
 func TestTimedOutHelperIsNotKept(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		guard int // the Guard (in the order they start: a.star, outer, inner) whose limit fires at once
@@ -58,6 +59,7 @@ func TestTimedOutHelperIsNotKept(t *testing.T) {
 
 // A helper that fails by itself fails the same way every time: its outcome is kept.
 func TestFailedHelperIsKept(t *testing.T) {
+	t.Parallel()
 	corp := helperCorpus()
 	corp.FS.(fstest.MapFS)["lib/inner.star"] = &fstest.MapFile{Data: []byte("word = 1 + \"x\"\n")}
 	a := corp.LoadFile(context.Background(), "a.star")
@@ -71,6 +73,7 @@ func TestFailedHelperIsKept(t *testing.T) {
 // A load that a cancelled context cut short is not kept either: here the context is cancelled
 // as the first helper starts, so that the helper it loads does not run.
 func TestCancelledHelperIsNotKept(t *testing.T) {
+	t.Parallel()
 	fw := useFakeWall(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

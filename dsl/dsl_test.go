@@ -50,6 +50,7 @@ func dropNoTask(f *dsl.File) *dsl.File {
 
 // A task file that is empty or never calls task() does not load: its one diagnostic says so.
 func TestNoTask(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]string{
 		"":                            "the file is empty",
 		"\n  \n# a comment\n":         "the file declares no task",
@@ -69,6 +70,7 @@ func TestNoTask(t *testing.T) {
 }
 
 func TestLoadTask(t *testing.T) {
+	t.Parallel()
 	f := load(t, map[string]string{"a.star": okTask}, "a.star")
 	require.Empty(t, f.Diags)
 	require.Len(t, f.Tasks, 1)
@@ -95,6 +97,7 @@ func TestLoadTask(t *testing.T) {
 // Each malformed declaration stops the file with one diagnostic of the given code whose message
 // names the builtin and the argument, at the line of the call.
 func TestDeclarationErrors(t *testing.T) {
+	t.Parallel()
 	fn := "def f(ws):\n    pass\ndef v(ws, ep):\n    pass\ndef s(agent):\n    pass\n"
 	cases := []struct {
 		name, src, code, msg string
@@ -141,6 +144,7 @@ func TestDeclarationErrors(t *testing.T) {
 }
 
 func TestDuplicateNames(t *testing.T) {
+	t.Parallel()
 	src := okTask + "\ntask(name = \"t1\", prompt = \"again\", tools = [])\n"
 	f := load(t, map[string]string{"a.star": src}, "a.star")
 	require.Len(t, f.Diags, 1)
@@ -159,6 +163,7 @@ func TestDuplicateNames(t *testing.T) {
 }
 
 func TestSyntaxErrorsAllReportedSorted(t *testing.T) {
+	t.Parallel()
 	f := load(t, map[string]string{"a.star": "def f():\n    return undefined_a\n\ndef g():\n    return undefined_b\n"}, "a.star")
 	require.Len(t, f.Diags, 2)
 	assert.Equal(t, "syntax", f.Diags[0].Code)
@@ -172,6 +177,7 @@ func TestSyntaxErrorsAllReportedSorted(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"capabilities.star":  `capability(name = "mail.reply", description = "Answer mail.")`,
 		"lib/people.star":    `load("//lib/base.star", "DOMAIN")` + "\nBOB = \"bob@\" + DOMAIN\n",
@@ -217,6 +223,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestDialect(t *testing.T) {
+	t.Parallel()
 	src := "s = set([1, 2])\nn = 0\nwhile n < 3:\n    n += 1\nfor i in range(2):\n    n += i\nif n > 0:\n    n = n\n"
 	f := load(t, map[string]string{"a.star": src}, "a.star")
 	assert.Empty(t, f.Diags)
@@ -229,6 +236,7 @@ func TestDialect(t *testing.T) {
 
 // The wall-clock limit cancels a script that is within its step budget.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"}).
 		WithLimits(dsl.Limits{Timeout: 30 * time.Millisecond}) // no step budget
 	f := c.LoadFile(context.Background(), "a.star")
@@ -240,6 +248,7 @@ func TestTimeout(t *testing.T) {
 
 // A cancelled context stops a script too, and is not reported as a timeout.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"}).WithLimits(dsl.Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -16,6 +16,7 @@ import (
 // The in-process guards stop, at the step budget, builtin calls that would otherwise run for
 // ages or exhaust memory within one step; each ends with the diagnostic of the budget.
 func TestBuiltinsChargeTheirWork(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, src, code, msg string
 		lim                  *dsl.Limits
@@ -48,6 +49,7 @@ func TestBuiltinsChargeTheirWork(t *testing.T) {
 
 // The guarded builtins give the results they always gave.
 func TestGuardedBuiltinsKeepTheirResults(t *testing.T) {
+	t.Parallel()
 	for expr, want := range map[string]string{
 		`list(range(3))`:                                   `[0, 1, 2]`,
 		`tuple(range(2))`:                                  `(0, 1)`,
@@ -81,6 +83,7 @@ func TestGuardedBuiltinsKeepTheirResults(t *testing.T) {
 
 // Charge counts steps and reports a spent budget as the interpreter does.
 func TestCharge(t *testing.T) {
+	t.Parallel()
 	th := dsl.NewThread("t", dsl.Limits{Steps: 10}, nil)
 	require.NoError(t, dsl.Charge(th, 9))
 	err := dsl.Charge(th, 1)
@@ -90,6 +93,7 @@ func TestCharge(t *testing.T) {
 
 // print output is bounded per message and in total.
 func TestPrintIsBounded(t *testing.T) {
+	t.Parallel()
 	var msgs []string
 	total := 0
 	p := dsl.BoundPrint(func(pos syntax.Position, msg string) {

@@ -12,6 +12,7 @@ import (
 // SourceFiles: the file, then every file it loads, depth first and each once, by the loader's
 // rule for paths (//root-relative, or relative to the loading file).
 func TestSourceFiles(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"tasks/t.star":      {Data: []byte("load(\"//lib/a.star\", \"A\")\nload(\"helper.star\", \"H\")\n")},
 		"tasks/helper.star": {Data: []byte("load(\"//lib/b.star\", \"B\")\nH = 1\n")},

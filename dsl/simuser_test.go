@@ -28,6 +28,7 @@ task(name = "turns", tools = ["fs"], turns = [
 // A simulated user declares a turn's user: its opening is the turn's message (or function), the
 // rest is kept as declared, the facts in their order.
 func TestLoadSimulatedUser(t *testing.T) {
+	t.Parallel()
 	f := load(t, map[string]string{"a.star": simSrc}, "a.star")
 	require.Empty(t, f.Diags)
 	require.Len(t, f.Tasks, 2)
@@ -66,6 +67,7 @@ func TestLoadSimulatedUser(t *testing.T) {
 // Every argument of simulated_user is checked when the file loads, and judge() is only allowed
 // inside a verifier.
 func TestSimulatedUserErrors(t *testing.T) {
+	t.Parallel()
 	fn := "def f(said, round):\n    pass\ndef one(x):\n    pass\n"
 	cases := []struct{ name, src, code, msg string }{
 		{"missing stand-in", `simulated_user(opening = "o", persona = "p", goal = "g")`, "schema", "simulated_user: missing required argument stand_in"},
@@ -102,6 +104,7 @@ func TestSimulatedUserErrors(t *testing.T) {
 // The item message of a judge() call: the rubric's first line, cut at 80 characters, and the
 // reason on one line.
 func TestJudgeMessage(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "judge: Names the budget.: says 500 euros", dsl.JudgeMessage("\n  Names the budget.\nDetails.", "says 500\n  euros "))
 	assert.Equal(t, "judge: Names the budget.", dsl.JudgeMessage("Names the budget.", " "))
 	long := "ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé"

@@ -18,6 +18,7 @@ const bom = "\xef\xbb\xbf"
 // A leading byte-order mark is skipped, in task files and in the helpers they load, and the
 // positions stay those a person sees.
 func TestByteOrderMark(t *testing.T) {
+	t.Parallel()
 	c := corpusOf(map[string]string{
 		"a.star":          bom + okTask,
 		"lib/h.star":      bom + "H = 1\n",
@@ -49,6 +50,7 @@ func TestByteOrderMark(t *testing.T) {
 
 // A file that is not UTF-8 does not load: one syntax diagnostic at its first bad byte.
 func TestNotUTF8(t *testing.T) {
+	t.Parallel()
 	c := corpusOf(map[string]string{
 		"a.star":       "X = 1\nY = \"caf\xe9 \xe9\"\n",
 		"lib/h.star":   "H = \"\xff\"\n",
@@ -81,6 +83,7 @@ func TestNotUTF8(t *testing.T) {
 // A script that runs out of steps in a loop whose jump has no position of its own is pointed at
 // the loop, not at the def of its function.
 func TestStepLimitPointsAtTheLoop(t *testing.T) {
+	t.Parallel()
 	src := "def g():\n    return 1\n\ndef f():\n    n = 0\n    while True:\n        pass\n\nX = f()\n"
 	c := corpusOf(map[string]string{"a.star": src})
 	c = c.WithLimits(dsl.Limits{Steps: 10000, Timeout: c.Limits().Timeout})
@@ -107,6 +110,7 @@ func TestStepLimitPointsAtTheLoop(t *testing.T) {
 // A standalone folder's capabilities are checked against the taxonomy given (the built-in one,
 // by the command line), which the diagnostic names; a corpus's own names its file.
 func TestStandaloneTaxonomy(t *testing.T) {
+	t.Parallel()
 	builtin := dsl.BuiltinTaxonomy()
 	require.NotNil(t, builtin, "package corpus registers the built-in taxonomy")
 	dir := t.TempDir()

@@ -72,6 +72,7 @@ func requireEscape(t *testing.T, err error, rel, link string) {
 // A task file that is a symbolic link out of the root (absolute or relative) is refused by a
 // load diagnostic that names it and quotes nothing of the target.
 func TestWallTaskFileLinkOut(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers {
 		t.Run(name, func(t *testing.T) {
 			target := abs(t, outsidePasswd)
@@ -101,6 +102,7 @@ func TestWallTaskFileLinkOut(t *testing.T) {
 
 // The same in any fs.FS with symbolic links (here a map whose corpus root is a sub-folder).
 func TestWallTaskFileLinkOutFS(t *testing.T) {
+	t.Parallel()
 	m := fstest.MapFS{
 		"secret.star":      {Data: []byte(passwdLine + ":root:/root:/bin/bash\n")},
 		"corpus/ok.star":   {Data: []byte(okTask)},
@@ -117,6 +119,7 @@ func TestWallTaskFileLinkOutFS(t *testing.T) {
 // A helper reached by load() through a link out (the file's own, or its folder's) fails the
 // load with a message naming the link, and its globals never reach the loading file.
 func TestWallHelperLinkOut(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers {
 		t.Run(name, func(t *testing.T) {
 			root := wallRoot(t, map[string]string{
@@ -144,6 +147,7 @@ func TestWallHelperLinkOut(t *testing.T) {
 
 // Listing a corpus fails on a folder that links out, naming it, and never lists what is behind.
 func TestWallFolderLinkOut(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers {
 		t.Run(name, func(t *testing.T) {
 			root := wallRoot(t, map[string]string{"tasks/ok.star": okTask},
@@ -165,6 +169,7 @@ func TestWallFolderLinkOut(t *testing.T) {
 // through "..", in the listing, in load() and in ReadSource. An absolute link is refused even
 // when it points inside (os.Root refuses absolute links; the corpus check does the same).
 func TestWallLinksInside(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers {
 		t.Run(name, func(t *testing.T) {
 			root := wallRoot(t, map[string]string{
@@ -198,6 +203,7 @@ func TestWallLinksInside(t *testing.T) {
 
 // Paths that are not plain root-relative ones are refused before anything is read.
 func TestWallCheckPath(t *testing.T) {
+	t.Parallel()
 	c := corpusOf(map[string]string{"a.star": okTask})
 	for _, rel := range []string{"../a.star", "/a.star", "x/../../a.star", "", "."} {
 		requireEscape(t, c.CheckPath(rel), rel, "")

@@ -340,6 +340,7 @@ func ixStrings(steps []any, key string) []string {
 // recorded: reasoning, token metrics and ids, logprobs, the call it did not run; the verdict
 // and every check are in the extra fields.
 func TestATIFModelEpisode(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, ixPlainTask)
 	e := ixRecordModel(t, task, src, ixModel{}, "You are helpful.", ixTestModel, "runs/plain/4.jsonl")
 	require.True(t, e.Passed(), "the scripted model solves the task")
@@ -461,6 +462,7 @@ func TestATIFModelEpisode(t *testing.T) {
 // and say they are the oracle's; a faulted attempt is an observation with the error; the
 // system prompt rebuilt from the task says so.
 func TestATIFOracleEpisode(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	var e *Episode
 	for seed := int64(0); seed < 50 && e == nil; seed++ {
@@ -520,6 +522,7 @@ func ixMap(v any) map[string]any {
 // An episode that stopped with an error keeps it, and one with no message at all is still a
 // trajectory the format accepts.
 func TestATIFErrorsAndEmptyEpisodes(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, modelLike{}, "S", "x/run.jsonl")
 	tr := ixATIF(t, e, "S")
@@ -546,6 +549,7 @@ func TestATIFErrorsAndEmptyEpisodes(t *testing.T) {
 
 // AtomicDir keeps the old folder until Commit, replaces it whole, and leaves nothing behind.
 func TestAtomicDir(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	out := filepath.Join(root, "out")
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "old__0", "agent"), 0o755))

@@ -92,6 +92,7 @@ func field(m jsonv.Value, k string) jsonv.Value {
 
 // The oracle's faulted attempts become a transient tool error followed by the retry.
 func TestOracleMessagesWithFaults(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	var e *Episode
 	for seed := int64(0); seed < 50; seed++ {
@@ -190,6 +191,7 @@ func (modelLike) Turn(ctx context.Context, tc *episode.TurnContext) (string, err
 }
 
 func TestModelMessages(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, modelLike{}, "You are helpful.", "x/run.jsonl")
 	assert.True(t, e.FromModel())
@@ -227,6 +229,7 @@ func TestModelMessages(t *testing.T) {
 }
 
 func TestAtomicFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte("old\n"), 0o644))
@@ -270,6 +273,7 @@ task(name = "plan", tools = ["fs"], solution = _solve,
 // user's answer in order, and the answer to the final reply (which the agent never saw) left
 // out.
 func TestSimulatedUserMessages(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, simTask)
 	e := record(t, task, src, 0, episode.Oracle{}, "", "x/0.jsonl")
 	require.True(t, e.Passed(), e.Error())

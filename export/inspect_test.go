@@ -166,6 +166,7 @@ func ixNum(v any) float64 {
 // objects, reasoning as a content part, tool errors, the model on assistant messages; its score
 // is the reward with the checks; the eval names the model, its settings and the virtual times.
 func TestInspectModelEpisode(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, ixPlainTask)
 	e := ixRecordModel(t, task, src, ixModel{}, "You are helpful.", ixTestModel, "runs/plain/4.jsonl")
 	log, _ := ixInspect(t, []*Episode{e}, []string{e.RecordedSystem()})
@@ -240,6 +241,7 @@ func TestInspectModelEpisode(t *testing.T) {
 // its epochs, metrics summarize every episode, failed checks explain a score, and the same
 // traces give the same bytes.
 func TestInspectSeveralTasks(t *testing.T) {
+	t.Parallel()
 	flaky, flakySrc := loadTask(t, flakyTask)
 	plain, plainSrc := loadTask(t, ixPlainTask)
 	var eps []*Episode
@@ -344,6 +346,7 @@ func ixKeys(m map[string]any) []string {
 
 // An injected fault is a tool message with its error, and the retry that follows succeeds.
 func TestInspectToolErrors(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	var e *Episode
 	for seed := int64(0); seed < 50 && e == nil; seed++ {
@@ -381,6 +384,7 @@ func TestInspectToolErrors(t *testing.T) {
 // A log of traces that record no time says the Unix epoch; WriteFile replaces a file whole and
 // leaves no temporary file.
 func TestInspectWriteFile(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, episode.Oracle{}, "", "out/flaky/0.jsonl")
 	start := *e.Events[0].Body.(*trace.Start)

@@ -146,6 +146,7 @@ func resultLines(t *testing.T, lines []string) map[string]string {
 // The oracle's calls at the limits: the largest result, the deepest arguments, fs_search over
 // 4,194,304 matching lines.
 func TestLargestAcceptedValuesRoundTrip(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, limitsTask)
 	data, res := run(t, task, src, episode.Oracle{})
 	require.Nil(t, res.Err)
@@ -209,6 +210,7 @@ func (limitsModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, e
 }
 
 func TestValuesPastTheLimitsAreErrors(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, limitsTask)
 	data, res := run(t, task, src, limitsModel{})
 	require.Nil(t, res.Err)

@@ -98,6 +98,7 @@ func nums(t *testing.T, v jsonv.Value) []float64 {
 }
 
 func TestNormalizeHandComputed(t *testing.T) {
+	t.Parallel()
 	// 1, 0, 0.5, 0.5: mean 0.5; deviations 0.5, -0.5, 0, 0; population variance
 	// (0.25 + 0.25 + 0 + 0) / 4 = 0.125, std sqrt(0.125) = 0.35355339059327373;
 	// A = ±0.5 / (0.35355339059327373 + 1e-6) = ±1.4142095623844086, and 0 for the two at the mean
@@ -114,6 +115,7 @@ func TestNormalizeHandComputed(t *testing.T) {
 // The groups of rl: the task's version and the start state, so that neither two versions nor two
 // start states are ever normalised together.
 func TestRLGroup(t *testing.T) {
+	t.Parallel()
 	a := oneTurn("o/t/0.jsonl", shaV1, stateS0, 1, 1, 1, 1, true)
 	b := oneTurn("o/t/1.jsonl", shaV1, stateS1, 1, 1, 1, 1, true)
 	c := oneTurn("o/t/2.jsonl", shaV2, stateS0, 1, 1, 1, 1, true)
@@ -143,6 +145,7 @@ func TestRLGroup(t *testing.T) {
 // the four episodes of one version from one start state, apart from the episode of another start
 // state (alone: 0) and the two of another version, whatever the order the episodes come in.
 func TestRLGRPOAdvantages(t *testing.T) {
+	t.Parallel()
 	eps := []*Episode{
 		oneTurn("o/t/0.jsonl", shaV1, stateS0, 1, 1, 1, 1, true),
 		oneTurn("o/t/1.jsonl", shaV2, stateS0, 1, 1, 1, 1, true),
@@ -194,6 +197,7 @@ func TestRLGRPOAdvantages(t *testing.T) {
 // --advantage gdpo normalises completion, safety and robustness each within the group, sums them
 // (weights 1) and normalises the sums over every episode of the export.
 func TestRLGDPOAdvantages(t *testing.T) {
+	t.Parallel()
 	eps := []*Episode{
 		// group G (version 1, s0): (completion, safety, robustness)
 		oneTurn("o/t/0.jsonl", shaV1, stateS0, 1, 1, 1, 1, true),        // (1, 1, 1)
@@ -256,6 +260,7 @@ func multiTurn(path string, end *trace.End, turns ...[]trace.Body) *Episode {
 // for a turn without a verifier), the turn of every message, and with an advantage, advantages
 // normalised per turn index within the group.
 func TestRLCreditTurn(t *testing.T) {
+	t.Parallel()
 	check := func(passed bool) trace.Check {
 		return trace.Check{Kind: "check", Message: "c", Weight: ptr(1.0), Passed: passed, Turn: ptr(1)}
 	}
@@ -310,6 +315,7 @@ func TestRLCreditTurn(t *testing.T) {
 // --credit turn with gdpo: the components of a turn are its own, robustness included (a fault in
 // a turn that no later call of the tool recovered).
 func TestRLCreditTurnGDPO(t *testing.T) {
+	t.Parallel()
 	// e0: turn 1 completes (score 1), turn 2 completes but meets a fault it never recovers from
 	// e1: turn 1 fails (score 0), turn 2 completes without a fault
 	e0 := multiTurn("o/t/0.jsonl", &trace.End{Score: 1, Passed: true, Completion: 1, Safety: 1, Robustness: 0},
@@ -335,6 +341,7 @@ func TestRLCreditTurnGDPO(t *testing.T) {
 }
 
 func TestRLOptionsCheck(t *testing.T) {
+	t.Parallel()
 	assert.NoError(t, RLOptions{}.Check())
 	assert.NoError(t, RLOptions{Reward: RewardPassed, Advantage: AdvantageGDPO, Credit: CreditEpisode}.Check())
 	for o, msg := range map[RLOptions]string{
@@ -373,6 +380,7 @@ func (tokensModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, e
 // export rl carries the token ids and logprobs a model's messages record, each pointing at its
 // message; a trace without any has no model_outputs.
 func TestRLModelOutputs(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, tokensModel{}, "S", "x/run.jsonl")
 	line := RL(e, "S")
@@ -397,6 +405,7 @@ func TestRLModelOutputs(t *testing.T) {
 
 // Each line carries the answers of a simulated user per turn and every judge's verdict.
 func TestRLTurnRoundsAndJudges(t *testing.T) {
+	t.Parallel()
 	end := &trace.End{Score: 0.5, Completion: 0.5, Safety: 1, Robustness: 1, Checks: []trace.Check{}, State: stateS0}
 	sim := synthetic("sim.jsonl", shaV1, stateS0, end,
 		&trace.User{Turn: 0, Content: "Summarise the report.", State: stateS0},

@@ -246,6 +246,7 @@ func checkToolCalls(t *testing.T, where string, m map[string]any) {
 
 // Rows of each format have exactly the fields their loaders read, of the types they read.
 func TestRowsMatchWhatLoadersRead(t *testing.T) {
+	t.Parallel()
 	oracle, model := sftEpisodes(t)
 
 	// openai, for TRL and axolotl's defaults
@@ -507,6 +508,7 @@ func readLlamaFactory(t *testing.T, conv []any) []entry {
 // tool calls, the reasoning, every call and every tool message (the one the model was shown for
 // a call not run too).
 func TestSFTRoundTrip(t *testing.T) {
+	t.Parallel()
 	oracle, model := sftEpisodes(t)
 	for _, keep := range []bool{true, false} {
 		want := [][]entry{expected(t, oracle, keep), expected(t, model, keep)}
@@ -545,6 +547,7 @@ func TestSFTRoundTrip(t *testing.T) {
 // The model's conversation: reasoning beside text and calls, "" stays "", tool names, the
 // recorded not_run message; Messages (what export rl writes) keeps the shape of earlier versions.
 func TestModelMessagesWithOptions(t *testing.T) {
+	t.Parallel()
 	_, e := sftEpisodes(t)
 	msgs := e.MessagesWith("S", DefaultSFTShape.messageOptions())
 	require.Equal(t, []string{"system", "user", "assistant", "tool", "tool", "assistant", "tool", "assistant",
@@ -592,6 +595,7 @@ var strictID = regexp.MustCompile(`^[A-Za-z0-9]{9}$`)
 // Strict ids: 9 letters and digits, unique within the conversation, the tool messages still
 // answer their calls, and the same conversation gets the same ids every time.
 func TestStrictIDs(t *testing.T) {
+	t.Parallel()
 	oracle, model := sftEpisodes(t)
 	o := DefaultSFTShape.messageOptions()
 	o.StrictIDs = true
@@ -662,6 +666,7 @@ var deep = scripted{
 // object are always left out, and with objects so are those whose arguments nest deeper than
 // the engine accepts (as objects they would make lines too deep to read back).
 func TestObjectArgumentsOnly(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, copyTask)
 	bad := record(t, task, src, 0, malformed, "S", "x/bad.jsonl")
 	require.True(t, bad.Passed())
@@ -720,6 +725,7 @@ var endsOnResults = scripted{
 // The llamafactory format leaves out what LLaMA-Factory's alternating roles cannot hold, and
 // what would read back wrong; the other formats keep it.
 func TestLlamaFactoryLeavesOut(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, copyTask)
 	e := record(t, task, src, 0, endsOnResults, "S", "x/ends.jsonl")
 	require.True(t, e.Passed())
@@ -762,6 +768,7 @@ func TestLlamaFactoryLeavesOut(t *testing.T) {
 // in their order, an entry of the same name is replaced; a file that is not LLaMA-Factory's is
 // refused before anything is written; nothing is written until Commit.
 func TestDatasetInfo(t *testing.T) {
+	t.Parallel()
 	oracle, model := sftEpisodes(t)
 	shape := SFTShape{Format: FormatLlamaFactory}
 	dir := t.TempDir()
@@ -836,6 +843,7 @@ func mustRead(t *testing.T, path string) string {
 
 // docs/training.md shows the dataset_info.json entry that --format llamafactory writes.
 func TestTrainingDocsEntry(t *testing.T) {
+	t.Parallel()
 	doc := mustRead(t, filepath.Join("..", "docs", "training.md"))
 	start := strings.Index(doc, "```json\n\"coworkenv\": {")
 	require.GreaterOrEqual(t, start, 0, "the entry is shown")

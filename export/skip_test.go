@@ -23,6 +23,7 @@ func (m modelDown) Turn(ctx context.Context, tc *episode.TurnContext) (string, e
 // interrupted) is left out of both sft and rl, and the reason names the code; an agent's own
 // error is still an rl episode.
 func TestInconclusiveEpisodesAreSkipped(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, modelDown{}, "S", "x/0.jsonl")
 	assert.Equal(t, "model-error", e.ErrorCode())

@@ -15,6 +15,7 @@ import (
 // two groups, the same files one; a task file that loads nothing, or a trace without sources,
 // keeps the group of its file_sha256.
 func TestGroupHashesEverySource(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, episode.Oracle{}, "", "x/0.jsonl")
 	sha := trace.FileSHA256(src)
@@ -37,6 +38,7 @@ func TestGroupHashesEverySource(t *testing.T) {
 // ReplaySkip leaves out an episode whose files changed (first) or whose replay diverged, and
 // keeps one that matched, notes and all.
 func TestReplaySkip(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "", ReplaySkip(&trace.Result{Notes: []string{"the agent \"x\" cannot be run again"}}))
 	assert.Equal(t, SkipDiverged, ReplaySkip(&trace.Result{Divergence: &trace.Divergence{Line: 3}}))
 	changed := &trace.Result{TaskChanged: true, Changed: []trace.FileChange{{Path: "lib/h.star", Recorded: "a", Current: "b"}}}
@@ -47,6 +49,7 @@ func TestReplaySkip(t *testing.T) {
 
 // Decode reads a trace from bytes, as ReadFile reads it from its file.
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	task, src := loadTask(t, flakyTask)
 	e := record(t, task, src, 0, episode.Oracle{}, "", "x/0.jsonl")
 	data := []byte{}

@@ -114,6 +114,7 @@ func get(t *testing.T, o *jsonv.Object, key string) jsonv.Value {
 // /sessions gives for that task and seed; the group is the one `export rl` gives the episodes of
 // that task and seed.
 func TestTaskRows(t *testing.T) {
+	t.Parallel()
 	for i, tc := range []struct {
 		name string
 		seed int64
@@ -196,6 +197,7 @@ func TestTaskRows(t *testing.T) {
 // The same task and seed give the same row, byte for byte; another seed another start state
 // when the setup draws from the seed, and always another session.
 func TestTaskRowDeterministic(t *testing.T) {
+	t.Parallel()
 	a := jsonv.MustEncode(promptRow(t, "carrier-quote-award", 3, 0))
 	b := jsonv.MustEncode(promptRow(t, "carrier-quote-award", 3, 0))
 	assert.Equal(t, a, b)
@@ -205,6 +207,7 @@ func TestTaskRowDeterministic(t *testing.T) {
 
 // A trace without a system prompt (not a model's) or without a user message has no row.
 func TestTaskRowNeedsAPrompt(t *testing.T) {
+	t.Parallel()
 	bt := builtinTaskNamed(t, "fuel-surcharge-answer")
 	oracle, _ := traced(t, bt, 0, "oracle")
 	_, err := TaskRow(oracle, oracle.RecordedSystem(), nil, 0)

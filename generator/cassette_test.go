@@ -47,6 +47,7 @@ func cassetteOptions(t *testing.T, p *isolate.Pool, out string) generator.Option
 }
 
 func TestCassetteReplay(t *testing.T) {
+	t.Parallel()
 	if *update {
 		script := map[int64][]string{
 			7: {fenced(replies[2].source())},
@@ -84,6 +85,7 @@ func TestCassetteReplay(t *testing.T) {
 }
 
 func TestCassetteMismatch(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	opts := cassetteOptions(t, testPool(t), out)
 	opts.Replay = cassetteFile
@@ -107,6 +109,7 @@ func TestCassetteMismatch(t *testing.T) {
 }
 
 func TestCassetteIsReadable(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(cassetteFile)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")

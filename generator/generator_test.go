@@ -119,6 +119,7 @@ func validateStrict(t *testing.T, dir string) *validate.Report {
 }
 
 func TestCandidatesAreValid(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{}
 	for _, r := range replies {
 		fsys[r.name+".star"] = &fstest.MapFile{Data: []byte(r.source())}
@@ -134,6 +135,7 @@ func TestCandidatesAreValid(t *testing.T) {
 // task still broken after --max-rounds and rejected, an answer without code, a memory bomb and
 // a runaway builtin that end as diagnostics while the run goes on, and duplicates rejected.
 func TestRepairLoop(t *testing.T) {
+	t.Parallel()
 	if raceBuild {
 		t.Skip("memory limits under the race detector")
 	}
@@ -250,6 +252,7 @@ func mustRead(t *testing.T, path string) string {
 // TestResume: a run killed after its first accepted task and run again ends with the same
 // manifest and files as a run that was never interrupted.
 func TestResume(t *testing.T) {
+	t.Parallel()
 	script := map[int64][]string{}
 	for i, r := range replies {
 		answers := []string{fenced(r.source())}
@@ -324,6 +327,7 @@ func keys(m map[string]string) []string {
 }
 
 func TestModelErrorStopsTheRun(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, map[int64][]string{100: {fenced(replies[0].source())}})
 	out := t.TempDir()
 	opts := options(t, f, out, 3)
@@ -335,6 +339,7 @@ func TestModelErrorStopsTheRun(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, nil)
 	opts := options(t, f, t.TempDir(), 1)
 	opts.Capabilities = []string{"mail.nope"}

@@ -20,6 +20,7 @@ import (
 // the same tasks, which behave the same: the same state after setup, and the same final
 // state, score and items for the oracle and for the do-nothing agent.
 func TestInlinedExamplesStandAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []*dsl.Corpus{corpus.Open(), testCorpus()} {
 		rels, err := c.TaskFiles()
@@ -78,6 +79,7 @@ func episodes(ctx context.Context, t *testing.T, task *dsl.Task) string {
 // the task loads keeps it), a helper that uses a private table filled by a loop, a load under
 // another name (the definition takes it), and helpers that load from another helper file.
 func TestInlineRenamesClashes(t *testing.T) {
+	t.Parallel()
 	files := fstest.MapFS{
 		"lib/a.star": {Data: []byte(`load("//lib/base.star", "COMPANY")
 
@@ -161,6 +163,7 @@ task(name = "t", prompt = "p", tools = ["fs"], setup = _setup)
 // they were cut; a helper's global named like a builtin is renamed, so that the example's use
 // of the builtin keeps its meaning; a file without loads comes back unchanged.
 func TestInlineLayout(t *testing.T) {
+	t.Parallel()
 	files := fstest.MapFS{
 		"lib/a.star": {Data: []byte("A = 1\n")},
 		"lib/b.star": {Data: []byte("# the builtin, shadowed\ndef len(x):\n    return 7\n\ndef size(x):\n    return len(x)\n")},
@@ -203,6 +206,7 @@ X = A + size([]) + len([1])
 
 // TestInlineErrors: what the loader would refuse, inlining refuses too.
 func TestInlineErrors(t *testing.T) {
+	t.Parallel()
 	files := fstest.MapFS{
 		"lib/a.star":     {Data: []byte("_SECRET = 1\nB = 2\n")},
 		"lib/cycle.star": {Data: []byte("load(\"//lib/cycle.star\", \"C\")\nD = C\n")},

@@ -14,6 +14,7 @@ import (
 // validator's honesty checks ask for and the language points models trip over, and the
 // examples come with the definitions of the helpers they load.
 func TestPromptsTeachTheHonestPatterns(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, map[int64][]string{100: {fenced(replies[0].source())}})
 	opts := options(t, f, t.TempDir(), 1)
 	_, err := generator.Run(context.Background(), opts)
@@ -50,6 +51,7 @@ func TestPromptsTeachTheHonestPatterns(t *testing.T) {
 // TestRepairHintsForTheHonestCodes: the repair prompt says what to do about each of the
 // honesty diagnostics.
 func TestRepairHintsForTheHonestCodes(t *testing.T) {
+	t.Parallel()
 	for code, want := range map[string]string{
 		"blind-to-content":     "check each stated fact with the claims module",
 		"blind-to-claim":       "claims.states(text, value, about = [label, party])",
@@ -70,6 +72,7 @@ func TestRepairHintsForTheHonestCodes(t *testing.T) {
 // A task for multi_turn.clarify is told how to declare a simulated user and a judge; another
 // is not.
 func TestClarifyPromptTeachesSimulatedUsers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		caps []string
 		want bool

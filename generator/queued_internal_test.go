@@ -35,6 +35,7 @@ func (c *countingBlobs) Get(ctx context.Context, ref string) ([]byte, error) {
 // tasks seen, 2 MB); its ID depends only on what the attempt sees, not on how the chain was
 // built; and a worker reads each link of the chain once.
 func TestGenerateJobSizeDoesNotGrow(t *testing.T) {
+	t.Parallel()
 	url, stop, err := queue.EmbeddedWith(t.TempDir(), 64<<10)
 	require.NoError(t, err)
 	t.Cleanup(stop)
@@ -106,6 +107,7 @@ func TestGenerateJobSizeDoesNotGrow(t *testing.T) {
 
 // A worker refuses a chain whose links do not follow each other.
 func TestSeenChainChecked(t *testing.T) {
+	t.Parallel()
 	blobs := mapBlobs{}
 	put := func(l seenLink) string {
 		data, err := json.Marshal(l)
@@ -137,6 +139,7 @@ func (m mapBlobs) Get(_ context.Context, ref string) ([]byte, error) {
 }
 
 func TestShinglesPacked(t *testing.T) {
+	t.Parallel()
 	sh := Shingles("the quick brown fox jumps over the lazy dog")
 	got, err := unpackShingles(packShingles(sh))
 	require.NoError(t, err)
@@ -150,6 +153,7 @@ func TestShinglesPacked(t *testing.T) {
 
 // A worker's answer cannot make the producer write outside its folder.
 func TestAnswerNamesAFile(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"../escape", "a/b", "", ".hidden"} {
 		data, err := json.Marshal(attemptAnswer{Record: Record{Attempt: 2, Status: "accepted", Task: name}})
 		require.NoError(t, err)

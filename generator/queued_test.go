@@ -33,6 +33,7 @@ func guarded(t *testing.T) context.Context {
 // local run asked, once. Run again, it resumes every attempt and publishes nothing; into a new
 // folder with no worker left, it writes the same from the results on the queue.
 func TestQueuedGenerateMatchesLocal(t *testing.T) {
+	t.Parallel()
 	f, count := newFake(t, queuedScript()), len(replies)+1
 
 	local := t.TempDir()
@@ -106,6 +107,7 @@ func queuedScript() map[int64][]string {
 // results of attempts 3 to 5 of a run resumed from a local one come before those of attempts 0
 // to 2, which a run into a new folder asks for first.
 func TestQueuedGenerateEarlyResults(t *testing.T) {
+	t.Parallel()
 	f, count := newFake(t, queuedScript()), len(replies)+1
 	gq := startGenQueue(t, 2)
 	resumed := t.TempDir()
@@ -136,6 +138,7 @@ func bodies(f *fakeModel, from, to int) []string {
 // A job that fails (here: the model has no answer for the attempt) stops the run after the
 // attempts before it, as a failed attempt stops a local run.
 func TestQueuedGenerateFailedJob(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, map[int64][]string{100: {fenced(replies[0].source())}})
 	gq := startGenQueue(t, 1)
 	out := t.TempDir()
@@ -159,6 +162,7 @@ func TestQueuedGenerateFailedJob(t *testing.T) {
 // (the language reference in the system prompt: it goes to the blob store once) and whose
 // attempts see every task accepted before them (Jobs 1) writes what a local run writes.
 func TestQueuedGenerateUnderASmallMaxPayload(t *testing.T) {
+	t.Parallel()
 	f, count := newFake(t, queuedScript()), len(replies)+1
 	opts := func(out string) generator.Options {
 		o := options(t, f, out, count)

@@ -102,6 +102,7 @@ func isGeneration(r *chattest.Request) bool {
 // model ("with the task models: "), and the repair is accepted. The model is asked from this
 // process with the run's key.
 func TestCandidateValidatedWithTheModel(t *testing.T) {
+	t.Parallel()
 	srv := generatingModel(t)
 	out := t.TempDir()
 	opts := options(t, &fakeModel{srv}, out, 1)
@@ -138,6 +139,7 @@ func TestCandidateValidatedWithTheModel(t *testing.T) {
 // With StandInsOnly, the candidates are validated with their stand-ins only: the first one is
 // accepted, and the model is asked for nothing but tasks.
 func TestCandidateValidatedWithStandInsOnly(t *testing.T) {
+	t.Parallel()
 	srv := generatingModel(t)
 	out := t.TempDir()
 	opts := options(t, &fakeModel{srv}, out, 1)
@@ -156,6 +158,7 @@ func TestCandidateValidatedWithStandInsOnly(t *testing.T) {
 // A model that fails as the candidate's user is the model's failure, not the candidate's: the
 // run stops with it, before the attempt is committed, as on any failure of the model.
 func TestCandidateModelFailureStopsTheRun(t *testing.T) {
+	t.Parallel()
 	srv := chattest.New(t, func(r *chattest.Request) chattest.Answer {
 		if isGeneration(r) {
 			return chattest.Answer{Body: chattest.Say(fenced(asking))}
@@ -175,6 +178,7 @@ func TestCandidateModelFailureStopsTheRun(t *testing.T) {
 // The model's answers as the candidates' user are recorded in the cassette with the rest, so a
 // replay reproduces the run offline: the same manifest, without the model.
 func TestCandidateModelsInCassette(t *testing.T) {
+	t.Parallel()
 	srv := generatingModel(t)
 	out, cas := t.TempDir(), filepath.Join(t.TempDir(), "run.cassette")
 	opts := options(t, &fakeModel{srv}, out, 1)

@@ -10,6 +10,7 @@ import (
 const tiny = "def _setup(ws):\n    ws.fs.write(\"/a.txt\", \"a\")\n\ntask(\n    name = \"t\",\n    prompt = \"p\",\n    tools = [\"fs\"],\n)\n"
 
 func TestExtract(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, answer, want string
 	}{
@@ -38,6 +39,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestNormalizeSource(t *testing.T) {
+	t.Parallel()
 	a := "# a comment\nX = \"a # not a comment\"  # trailing\ndef f(x):\n    return x + 1\n"
 	b := "X=\"a # not a comment\"\n\n\ndef f(x):\n  return x+1   # another\n"
 	require.Equal(t, generator.NormalizeSource(a), generator.NormalizeSource(b))
@@ -49,6 +51,7 @@ func TestNormalizeSource(t *testing.T) {
 }
 
 func TestJaccard(t *testing.T) {
+	t.Parallel()
 	a := generator.Shingles("Please reply to Dana with the Q3 total from the sales sheet")
 	b := generator.Shingles("please reply to dana with the q3 total from the sales sheet!")
 	c := generator.Shingles("Move the stand-up to Thursday and tell the team")
@@ -58,6 +61,7 @@ func TestJaccard(t *testing.T) {
 }
 
 func TestScenariosAreDeterministicAndDiverse(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, generator.NewScenario(42), generator.NewScenario(42))
 	require.Equal(t, generator.NewScenario(42).Text(), generator.NewScenario(42).Text())
 	domains, companies, settings, people := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}

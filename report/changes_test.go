@@ -34,6 +34,7 @@ func summary(c *StateChange) string {
 // The replay finds what each call and each turn's `before` changed, service by service, with
 // the entries before and after.
 func TestReplayChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	events := readEvents(t, f.oracleTrace(t))
 	ch := Replay(context.Background(), f.tasks["standup-room-move"], events, dsl.Limits{})
@@ -68,6 +69,7 @@ func TestReplayChanges(t *testing.T) {
 // Where the replay no longer matches the trace, the changes stop there and the note says where
 // and why; a task whose setup changed shows none.
 func TestReplayStopsWhereTheTraceDiffers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	events := readEvents(t, f.oracleTrace(t))
 	// the trace says calendar_create (call_2) left another state
@@ -99,6 +101,7 @@ func TestReplayStopsWhereTheTraceDiffers(t *testing.T) {
 
 // A task whose tool is named like the replay's probe still replays: the probe takes another name.
 func TestProbeName(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	task := *f.tasks["stock-delivery-record"]
 	assert.Equal(t, "report_state_probe", probeName(&task))
@@ -112,6 +115,7 @@ func TestProbeName(t *testing.T) {
 
 // A replay that runs past its time limit shows what it reached, and says why the rest is missing.
 func TestReplayTimeLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	path := f.oracleTrace(t)
 	opts := f.options()

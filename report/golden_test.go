@@ -58,6 +58,7 @@ func pages(t *testing.T, f *fixture) map[string][]byte {
 // them): the markup, and the data block indented; the page's style and script, and the hashes
 // that allow them, are left out (they would make every golden file change with any of them).
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for name, data := range pages(t, f) {
 		got := f.normalize(structure(t, data))
@@ -112,6 +113,7 @@ func structure(t *testing.T, page []byte) string {
 
 // Two reports of the same inputs are the same bytes.
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	f1, f2 := newFixture(t), newFixture(t)
 	p1, p2 := pages(t, f1), pages(t, f2)
 	require.Len(t, p1, len(p2))
@@ -131,6 +133,7 @@ var (
 // url(), no @import, <link> or frame; and text from a trace, a report or a manifest (hostile
 // here) is shown as text: it opens no element.
 func TestSelfContainedAndInert(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for name, data := range pages(t, f) {
 		s := string(data)

@@ -16,6 +16,7 @@ import (
 
 // Detect tells every kind of input from the input itself, and an error names the file.
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir := f.rolloutDir(t, 1, []bool{true})
 	for path, want := range map[string]Kind{
@@ -43,6 +44,7 @@ func TestDetect(t *testing.T) {
 
 // Several traces make one page: an article each, with anchors of their own.
 func TestSeveralTraces(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	out := filepath.Join(f.dir, "two.html")
 	kind, err := Write(context.Background(), out, []string{f.oracleTrace(t), f.modelTrace(t)}, f.options())
@@ -61,6 +63,7 @@ func TestSeveralTraces(t *testing.T) {
 // their code, or interrupted; tasks whose file is not found are named, and their views say why
 // they show no changes; a trace cannot choose where its view is written.
 func TestRolloutFolder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir := f.rolloutDir(t, 2, []bool{true, false})
 	// sample 2 of q3 stopped by its model, sample 3 interrupted before its end
@@ -98,6 +101,7 @@ func TestRolloutFolder(t *testing.T) {
 
 // A manifest whose last line was cut by a kill is read without it, and left as it is.
 func TestManifestCutLine(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/generation/manifest.jsonl")
 	require.NoError(t, err)
 	cut := append(data, []byte(`{"attempt":8,"seed":19,"sta`)...)

@@ -117,6 +117,7 @@ func summaryOf(t *testing.T, res *Result) (string, string) {
 // A queued rollout with three workers writes the same traces, byte for byte, and the same
 // summary as a local one with the same settings.
 func TestQueuedRolloutMatchesLocal(t *testing.T) {
+	t.Parallel()
 	pool, err := isolate.NewPool(isolate.Options{Workers: 3})
 	require.NoError(t, err)
 	t.Cleanup(func() { pool.Close() })
@@ -161,6 +162,7 @@ func TestQueuedRolloutMatchesLocal(t *testing.T) {
 // left, a second queued rollout gets its jobs dropped as duplicates and writes the same traces
 // from the results already on the queue.
 func TestQueuedRolloutPublishedTwice(t *testing.T) {
+	t.Parallel()
 	pool, err := isolate.NewPool(isolate.Options{Workers: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { pool.Close() })
@@ -200,6 +202,7 @@ func TestQueuedRolloutPublishedTwice(t *testing.T) {
 // A job whose episode cannot start fails with the reason, and its sample is failed without a
 // trace.
 func TestQueuedRolloutFailedJob(t *testing.T) {
+	t.Parallel()
 	pool, err := isolate.NewPool(isolate.Options{Workers: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { pool.Close() })
@@ -222,6 +225,7 @@ func TestQueuedRolloutFailedJob(t *testing.T) {
 // the blob store, and the job carries their refs) and whose trace is larger (the result carries
 // its ref) rolls out as it does locally, byte for byte; the job bodies stay small.
 func TestQueuedRolloutUnderASmallMaxPayload(t *testing.T) {
+	t.Parallel()
 	const limit = 64 << 10
 	pool, err := isolate.NewPool(isolate.Options{Workers: 2})
 	require.NoError(t, err)

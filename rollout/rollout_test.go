@@ -22,6 +22,7 @@ import (
 )
 
 func TestPassAtKHandComputed(t *testing.T) {
+	t.Parallel()
 	// n=5 samples, c=2 passed.
 	// pass@1 = 1 - C(3,1)/C(5,1) = 1 - 3/5  = 0.4
 	// pass@2 = 1 - C(3,2)/C(5,2) = 1 - 3/10 = 0.7
@@ -57,6 +58,7 @@ func sample(score float64, passed bool) Sample {
 }
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	a := &dsl.Task{Name: "a", File: "a.star", Turns: make([]*dsl.Turn, 1), Capabilities: []string{"x"}}
 	b := &dsl.Task{Name: "b", File: "b.star", Turns: make([]*dsl.Turn, 2), Capabilities: []string{"y", "x"}}
 	c := &dsl.Task{Name: "c", File: "c.star", Turns: make([]*dsl.Turn, 1)}
@@ -155,6 +157,7 @@ func opts(out string, a episode.Agent) Options {
 // A model whose requests fail leaves .partial traces and failed samples; an agent that errs in
 // another way is an outcome of the episode, traced and scored.
 func TestRunFailures(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, task1)
 	out := t.TempDir()
 	down := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
@@ -185,6 +188,7 @@ func TestRunFailures(t *testing.T) {
 }
 
 func TestRunInterruptedAndChecks(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, task1)
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,6 +230,7 @@ func TestRunInterruptedAndChecks(t *testing.T) {
 // trace; the running one's .partial ends with the code interrupted; and the next run reruns
 // exactly the interrupted samples.
 func TestInterruptedRolloutResumes(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, task1)
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -304,6 +309,7 @@ func TestInterruptedRolloutResumes(t *testing.T) {
 // A model whose endpoint is down fails its samples with the code model-error, counted by code in
 // the summary.
 func TestModelErrorInSummary(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, task1)
 	down := agentFunc(func(ctx context.Context, tc *episode.TurnContext) (string, error) {
 		return "", &modelagent.RequestError{Model: "m", URL: "http://127.0.0.1:1/v1", Message: "connection refused", Attempts: 1}
@@ -323,6 +329,7 @@ func TestModelErrorInSummary(t *testing.T) {
 
 // A folder where a trace belongs is refused before anything runs.
 func TestFolderWhereTraceBelongs(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, task1)
 	out := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "t1", "1.jsonl"), 0o755))
@@ -357,6 +364,7 @@ task(name = "draw", prompt = "Write /b.txt.", tools = ["fs"], setup = _setup, ve
 // states. The manifest records the choice, and resuming with the other one is refused, as is a
 // trace that records another seed than its sample's.
 func TestSetupSeed(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, drawTask)
 	oracle := func(*episode.Prepared) (episode.Agent, string, error) { return episode.Oracle{}, "", nil }
 	run := func(out string, vary bool) (*Result, error) {
@@ -431,6 +439,7 @@ var simTask = tasktest.AskingForColour
 // trace), and the summary gives their mean for the tasks that have one; a task with a simulated
 // user is multi-turn.
 func TestUserRoundsInSummary(t *testing.T) {
+	t.Parallel()
 	tasks := append(loadTasks(t, simTask), loadTasks(t, task1)...)
 	out := t.TempDir()
 	o := opts(out, episode.Oracle{})

@@ -39,6 +39,7 @@ func startOf(t *testing.T, path string) *trace.Start {
 // samples whose traces were recorded with another version of the helper, says which file
 // changed, and counts them in the summary; the next one resumes them all.
 func TestResumeRerunsAfterAHelperChanged(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	var warnings []string
 	o := Options{Out: out, Samples: 2, Agent: "oracle", Warn: func(s string) { warnings = append(warnings, s) },
@@ -106,6 +107,7 @@ func TestResumeRerunsAfterAHelperChanged(t *testing.T) {
 
 // A task run here without its sources is refused before anything runs.
 func TestTaskWithoutSources(t *testing.T) {
+	t.Parallel()
 	tasks := loadTasks(t, task1)
 	tasks[0].Sources = nil
 	_, err := Run(context.Background(), tasks, Options{Out: t.TempDir(), Samples: 1, Agent: "oracle",

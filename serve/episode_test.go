@@ -90,6 +90,7 @@ func traceText(events []json.RawMessage) []byte {
 // checks are the oracle's; the conversation is the one the model was sent, and the trace (in the
 // answer and in the trace folder) is a model's trace that replays.
 func TestEpisodeAgainstOracleModel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, c := newServer(t, serve.Options{TraceDir: dir})
 	_, tasks := builtin()
@@ -156,6 +157,7 @@ func TestEpisodeAgainstOracleModel(t *testing.T) {
 // with the key as the bearer token; the trace records the headers' names, and neither the key
 // nor a header's value appears in the answer or the trace file.
 func TestEpisodePassesSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, c := newServer(t, serve.Options{TraceDir: dir})
 	model := chattest.New(t, func(*chattest.Request) chattest.Answer { return chattest.Answer{Body: chattest.Say("Done.")} })
@@ -203,6 +205,7 @@ func TestEpisodePassesSettings(t *testing.T) {
 // message, and a reward of 0; a key the server echoes back in its error is taken out of the
 // answer and the trace.
 func TestEpisodeModelError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, c := newServer(t, serve.Options{TraceDir: dir})
 	const key = "sk-live-abcdefghijklmnop"
@@ -237,6 +240,7 @@ func TestEpisodeModelError(t *testing.T) {
 
 // What the server refuses before it runs anything: no request reaches the model.
 func TestEpisodeRefusals(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, serve.Options{MaxBody: 8192})
 	model := chattest.New(t, func(*chattest.Request) chattest.Answer { return chattest.Answer{Body: chattest.Say("hi")} })
 	ok := func(change map[string]any) map[string]any {
@@ -329,6 +333,7 @@ func stalledModel(t *testing.T) (m *chattest.Server, arrived chan struct{}, rele
 // An episode counts as a session while it runs: with one place, a session or another episode is
 // refused until it ends.
 func TestEpisodeCountsAsSession(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, serve.Options{MaxSessions: 1})
 	model, arrived, release := stalledModel(t)
 	body := map[string]any{"task": "fuel-surcharge-answer", "model": "policy", "base_url": model.BaseURL()}
@@ -362,6 +367,7 @@ func TestEpisodeCountsAsSession(t *testing.T) {
 // Closing the server stops a running episode: it ends as interrupted, its trace complete and
 // kept under the .partial name, and the answer still comes.
 func TestEpisodeStopsOnClose(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, c := newServer(t, serve.Options{TraceDir: dir})
 	model, arrived, _ := stalledModel(t)
@@ -386,6 +392,7 @@ func TestEpisodeStopsOnClose(t *testing.T) {
 // A client that goes away stops its episode: it ends as interrupted, its trace complete under
 // the .partial name.
 func TestEpisodeStopsWhenClientLeaves(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c0, _ := builtin()
 	srv, err := serve.New(serve.Options{Sources: []serve.Source{{Corpus: c0}}, TraceDir: dir})

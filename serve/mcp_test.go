@@ -116,6 +116,7 @@ func refusal(t testing.TB, err error) string {
 // calls and replies: the tools are the task's, each turn's reward and the verdict are the
 // oracle's, the result is readable at the end, and the trace replays.
 func TestMCPOracle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, c := newServer(t, serve.Options{TraceDir: dir, Token: "t0k"})
 	_, tasks := builtin()
@@ -222,6 +223,7 @@ func TestMCPOracle(t *testing.T) {
 // API records it; arguments the reply tool refuses send nothing; a tool the task does not have
 // runs nothing. The session goes on through all of it.
 func TestMCPBadArguments(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, serve.Options{})
 	viaMCP, viaHTTP := c.create("fuel-surcharge-answer", 0), c.create("fuel-surcharge-answer", 0)
 	cs := c.mcpConnect(viaMCP.ID, "")
@@ -273,6 +275,7 @@ func TestMCPBadArguments(t *testing.T) {
 // The endpoint is the HTTP API's: its token, its sessions, its errors. A session's actions are
 // one at a time whichever way they come, and input that is not MCP is refused without harm.
 func TestMCPEndpoint(t *testing.T) {
+	t.Parallel()
 	entered, release := make(chan string), make(chan struct{})
 	_, c := newServer(t, serve.Options{Token: "t0k", MaxBody: 4096, Sources: []serve.Source{waitSource()},
 		Print: func(id string, _ syntax.Position, _ string) {
@@ -336,6 +339,7 @@ func TestMCPEndpoint(t *testing.T) {
 // MCPServer serves a session over any transport: here the SDK's in-memory pair. The state
 // resource names the session as given.
 func TestMCPServerInMemory(t *testing.T) {
+	t.Parallel()
 	_, tasks := builtin()
 	task := tasks["carrier-quote-award"]
 	acts, want := oracleActs(t, task, 2)
@@ -373,6 +377,7 @@ func TestMCPServerInMemory(t *testing.T) {
 
 // A task with a tool named reply keeps it; the reply tool is then reply-to-user.
 func TestMCPReplyToolName(t *testing.T) {
+	t.Parallel()
 	src := strings.NewReplacer(`name = "wait"`, `name = "reply"`, `"fs", WAIT`, `WAIT`).Replace(waitTask)
 	task := mcpTaskFrom(t, src, "waits")
 	s, err := session.Create(context.Background(), task, 0, session.Options{})
@@ -429,6 +434,7 @@ func TestMCPNoGoroutineLeft(t *testing.T) {
 
 // An episode closed while an MCP client is connected is over for the client.
 func TestMCPClosedSession(t *testing.T) {
+	t.Parallel()
 	srv, c := newServer(t, serve.Options{})
 	cr := c.create("fuel-surcharge-answer", 0)
 	cs := c.mcpConnect(cr.ID, "")

@@ -275,6 +275,7 @@ func assertKnown(t testing.TB, props, keys map[string]json.RawMessage, what stri
 // reset, each turn's reward when it ends, the oracle's score as the last reward, the verdict,
 // the state, and a trace that replays.
 func TestOpenEnvOracle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := newOpenEnvServer(t, serve.Options{TraceDir: dir})
 	obsProps, stateProps := schemaProps(t, s.http)
@@ -404,6 +405,7 @@ func TestOpenEnvOracle(t *testing.T) {
 // Bad messages and refused actions are answered with an error message; the connection and the
 // session go on as they were.
 func TestOpenEnvErrors(t *testing.T) {
+	t.Parallel()
 	s := newOpenEnvServer(t, serve.Options{})
 	c := s.dial(t, "")
 
@@ -515,6 +517,7 @@ func TestOpenEnvErrors(t *testing.T) {
 // A connection that drops closes its session: the session is forgotten and its trace ends as
 // interrupted, and replays.
 func TestOpenEnvDroppedConnection(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := newOpenEnvServer(t, serve.Options{TraceDir: dir})
 	c := s.dial(t, "")
@@ -544,6 +547,7 @@ func TestOpenEnvDroppedConnection(t *testing.T) {
 // A message over MaxBody closes the connection with StatusMessageTooBig, and its session; a
 // message of MaxBody bytes is read.
 func TestOpenEnvMessageTooLarge(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := newOpenEnvServer(t, serve.Options{TraceDir: dir, MaxBody: 4096})
 	c := s.dial(t, "")
@@ -567,6 +571,7 @@ func TestOpenEnvMessageTooLarge(t *testing.T) {
 // before it (its place is free again); an idle session is reaped, and its connection is told
 // so at its next action and may reset again.
 func TestOpenEnvSessionLimitAndIdle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := &fakeClock{}
 	clock.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
@@ -615,6 +620,7 @@ func TestOpenEnvSessionLimitAndIdle(t *testing.T) {
 
 // The server's Close ends every connection (StatusGoingAway) and its session.
 func TestOpenEnvServerClose(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := newOpenEnvServer(t, serve.Options{TraceDir: dir})
 	c := s.dial(t, "")
@@ -635,6 +641,7 @@ func TestOpenEnvServerClose(t *testing.T) {
 // /ws, /schema and /metadata need the token; /health does not. A request to /ws that is not a
 // WebSocket is told so, and a web page of another origin is refused.
 func TestOpenEnvToken(t *testing.T) {
+	t.Parallel()
 	s := newOpenEnvServer(t, serve.Options{Token: "s3cret"})
 	for _, token := range []string{"", "wrong"} {
 		_, resp, err := s.tryDial(token)
@@ -672,6 +679,7 @@ func TestOpenEnvToken(t *testing.T) {
 // GET /schema and GET /metadata in OpenEnv's shapes; GET /health answers 200, which OpenEnv's
 // providers wait for.
 func TestOpenEnvSchemaAndMetadata(t *testing.T) {
+	t.Parallel()
 	s := newOpenEnvServer(t, serve.Options{})
 	var schema map[string]map[string]any
 	status, data := s.http.do("GET", "/schema", nil, &schema)
@@ -714,6 +722,7 @@ func TestOpenEnvSchemaAndMetadata(t *testing.T) {
 
 // A server of one task resets without data, as OpenEnv's reset() with no arguments does.
 func TestOpenEnvResetWithoutTask(t *testing.T) {
+	t.Parallel()
 	s := newOpenEnvServer(t, serve.Options{Sources: []serve.Source{waitSource()}})
 	c := s.dial(t, "")
 	r := observation(t, c.roundTrip(map[string]any{"type": "reset", "data": map[string]any{}}))
@@ -729,6 +738,7 @@ func TestOpenEnvResetWithoutTask(t *testing.T) {
 
 // A connection that sends nothing for the idle timeout is told so and closed.
 func TestOpenEnvIdleConnection(t *testing.T) {
+	t.Parallel()
 	s := newOpenEnvServer(t, serve.Options{IdleTimeout: time.Nanosecond, Tick: make(chan time.Time)})
 	c := s.dial(t, "")
 	assert.Equal(t, websocket.StatusPolicyViolation, c.closeStatus())

@@ -222,6 +222,7 @@ func replayFile(t *testing.T, path string) *trace.Result {
 // exactly the oracle's calls and replies: each turn's reward and the verdict are the oracle's,
 // a question to the simulated user is answered within its turn, and the trace replays.
 func TestOracleOverHTTP(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, c := newServer(t, serve.Options{TraceDir: dir})
 	_, tasks := builtin()
@@ -286,6 +287,7 @@ func TestOracleOverHTTP(t *testing.T) {
 
 // Every error answer: its status and code; none ends the session it names.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, serve.Options{MaxBody: 4096})
 	cr := c.create("fuel-surcharge-answer", 0)
 	path := "/sessions/" + cr.ID
@@ -362,6 +364,7 @@ func TestErrors(t *testing.T) {
 
 // A server with a token refuses requests without it, except GET /health.
 func TestToken(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, serve.Options{Token: "s3cret"})
 	status, _ := c.do("GET", "/tasks", nil, nil)
 	assert.Equal(t, http.StatusOK, status)
@@ -383,6 +386,7 @@ func TestToken(t *testing.T) {
 
 // GET /tasks lists the corpus's tasks with their turns and capabilities.
 func TestTasks(t *testing.T) {
+	t.Parallel()
 	srv, c := newServer(t, serve.Options{})
 	var out struct {
 		Tasks []struct {
@@ -429,6 +433,7 @@ func waitSource() serve.Source {
 
 // An action while another of the same session runs is refused; other sessions go on.
 func TestBusy(t *testing.T) {
+	t.Parallel()
 	entered, release := make(chan string), make(chan struct{})
 	_, c := newServer(t, serve.Options{Sources: []serve.Source{waitSource()}, Print: func(id string, _ syntax.Position, _ string) {
 		entered <- id
@@ -458,6 +463,7 @@ func TestBusy(t *testing.T) {
 
 // MaxSessions bounds the sessions kept; deleting one makes room.
 func TestTooManySessions(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, serve.Options{MaxSessions: 2})
 	a := c.create("fuel-surcharge-answer", 0)
 	c.create("fuel-surcharge-answer", 1)
@@ -486,6 +492,7 @@ func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 // A session without an action for the idle timeout is closed at the reaper's next tick, its
 // trace ended; one that acted meanwhile stays.
 func TestIdleSessionsAreReaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := &fakeClock{}
 	clock.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
@@ -534,6 +541,7 @@ func lastEvent(t *testing.T, path string) *trace.End {
 
 // Close ends every session: each trace gets its end, and the server refuses what comes after.
 func TestCloseEndsEveryTrace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, c := newServer(t, serve.Options{TraceDir: dir})
 	var ids []string
@@ -564,6 +572,7 @@ func TestCloseEndsEveryTrace(t *testing.T) {
 // Session ids go past the traces already in the folder: a server started again never writes
 // over one.
 func TestIDsSkipExistingTraces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "s1.jsonl"), []byte("old"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "s2.jsonl.partial"), []byte("old"), 0o644))
@@ -577,6 +586,7 @@ func TestIDsSkipExistingTraces(t *testing.T) {
 // Every task of the built-in corpus at once, a session each, driven with its oracle's actions
 // in parallel: each verdict is the one the oracle got in process.
 func TestManySessionsInParallel(t *testing.T) {
+	t.Parallel()
 	_, tasks := builtin()
 	require.GreaterOrEqual(t, len(tasks), 50)
 	_, c := newServer(t, serve.Options{MaxSessions: len(tasks)})
@@ -621,6 +631,7 @@ func TestManySessionsInParallel(t *testing.T) {
 
 // A task whose file does not load is left out, and said why.
 func TestSkippedFiles(t *testing.T) {
+	t.Parallel()
 	src := serve.Source{Corpus: dsl.NewCorpus(fstest.MapFS{
 		"ok.star":  {Data: []byte(waitTask)},
 		"bad.star": {Data: []byte("task(name = 1)\n")},

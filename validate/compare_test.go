@@ -11,6 +11,7 @@ import (
 // Starlark gives no way to write a nondeterministic task, so the comparison behind the
 // nondeterministic diagnostic is tested on hand-made results.
 func TestCompareRuns(t *testing.T) {
+	t.Parallel()
 	mk := func(content, state, final string, n int) *episode.Result {
 		r := &episode.Result{FinalState: final, Score: 1, Turns: []*episode.TurnResult{{Reply: "r"}}}
 		for i := 0; i < n; i++ {

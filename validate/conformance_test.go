@@ -28,6 +28,7 @@ var acceptedNewWarnings = map[string]string{
 // TestConformanceExpect checks every `# expect:` line of the shared suite against a validation
 // of the whole suite folder, as `coworkenv validate --json FOLDER` would run it.
 func TestConformanceExpect(t *testing.T) {
+	t.Parallel()
 	used := map[string]bool{}
 	dir, ok := conformance.Dir()
 	if !ok {

@@ -21,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // TestGolden validates each broken task of testdata/golden and compares the human output
 // (NAME.txt) and the JSON output (NAME.json) with the golden files; -update rewrites them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "golden")
 	c := dsl.NewCorpus(os.DirFS(dir), ".", "testdata/golden")
 	files, err := c.TaskFiles()

@@ -18,6 +18,7 @@ import (
 // TestHiddenInfoTestdata validates testdata/honest/{weak,strong}/hidden_*.star: each weak task is
 // flagged hidden-info at the value its header names, each strong one validates ok.
 func TestHiddenInfoTestdata(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "honest")
 	c := dsl.NewCorpus(os.DirFS(dir), ".", "testdata/honest")
 	want := map[string]string{ // file -> the value the diagnostic names
@@ -115,6 +116,7 @@ task(name = "t", prompt = ` + prompt + `, tools = ` + tools + `, setup = _setup,
 }
 
 func TestHiddenInfoAddresses(t *testing.T) {
+	t.Parallel()
 	deliver := `    ws.mail.deliver(sender = "status@carrier.example", subject = "Status", body = "Two delays.", date = "2026-01-05T08:00:00Z")
 `
 	send := func(to string) string {
@@ -155,6 +157,7 @@ func TestHiddenInfoAddresses(t *testing.T) {
 }
 
 func TestHiddenInfoTurns(t *testing.T) {
+	t.Parallel()
 	src := `
 def _setup(ws):
     ws.mail.address = "iris.bakker@verdant.example"
@@ -180,6 +183,7 @@ task(name = "t", tools = ["mail_send"], setup = _setup, verify = lambda ws, ep: 
 // first may use it, one that uses it before asking may not. (The agent's own question does not
 // count as seen: it cannot launder a value.)
 func TestHiddenInfoSimulatedUser(t *testing.T) {
+	t.Parallel()
 	src := `
 def _setup(ws):
     ws.mail.address = "iris.bakker@verdant.example"
@@ -211,6 +215,7 @@ task(name = "t", tools = ["mail_send"], setup = _setup, verify = lambda ws, ep: 
 }
 
 func TestHiddenInfoIDs(t *testing.T) {
+	t.Parallel()
 	setup := `    for i in range(1, 43):
         ws.mail.deliver(sender = "x%d@carrier.example" % i, subject = "Note %d" % i, body = "Nothing.", date = "2026-01-04T08:00:00Z")
 `
@@ -271,6 +276,7 @@ task(name = "t", prompt = "Close the old ticket.", tools = TOOLS, setup = _setup
 }
 
 func TestHiddenInfoRule3SameState(t *testing.T) {
+	t.Parallel()
 	src := `
 def _setup(ws):
     ws.mail.address = "iris.bakker@verdant.example"
@@ -306,6 +312,7 @@ task(name = "t", prompt = "Ping Greta.", tools = TOOLS, setup = _setup, solution
 }
 
 func TestHiddenInfoPaths(t *testing.T) {
+	t.Parallel()
 	setup := `    ws.fs.write("/reports/README.md", "Summaries are saved as YYYY-MM-summary.md.")
     ws.fs.write("/data/sales.csv", "a,b\n")
 `
@@ -341,6 +348,7 @@ task(name = "t", prompt = "Export the report.", tools = [tool(name = "export", d
 }
 
 func TestTokenMatching(t *testing.T) {
+	t.Parallel()
 	assert.True(t, containsWord("see m4.", "m4"))
 	assert.False(t, containsWord("see m42", "m4"))
 	assert.False(t, containsWord("see am4", "m4"))
@@ -367,6 +375,7 @@ func TestTokenMatching(t *testing.T) {
 }
 
 func TestPathKnown(t *testing.T) {
+	t.Parallel()
 	text := func(ss ...string) []*seenText {
 		s := &seenText{}
 		for _, x := range ss {
@@ -390,6 +399,7 @@ func TestPathKnown(t *testing.T) {
 }
 
 func TestIdentifierShapes(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, []string{"a@x.example"}, addressesIn("a@x.example"))
 	assert.Equal(t, []string{"bo@x.example"}, addressesIn("Bo Berg <bo@x.example>"))
 	assert.Equal(t, []string{"a@x.example", "b@y.example"}, addressesIn("a@x.example, b@y.example"))
@@ -437,6 +447,7 @@ func mustDecode(t *testing.T, s string) jsonv.Value {
 }
 
 func TestHiddenInfoLaterMail(t *testing.T) {
+	t.Parallel()
 	src := `
 def _setup(ws):
     ws.mail.address = "iris.bakker@verdant.example"

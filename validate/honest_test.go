@@ -54,6 +54,7 @@ func honestFiles(t *testing.T, dir string) []honestFile {
 // passes and every hack of a strong file fails. `go test ./validate -run TestHonestPrecision -v`
 // prints the counts docs/benchmarks.md reports.
 func TestHonestPrecision(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "honest")
 	c := dsl.NewCorpus(os.DirFS(dir), ".", "testdata/honest")
 	files := honestFiles(t, dir)

@@ -80,6 +80,7 @@ func validateModels(t *testing.T, models *episode.Models) map[string]*validate.T
 // report, which only the check with the models shows, as unsolved with the prefix; the check
 // with the stand-ins still passes (its summary of the oracle is the stand-in's).
 func TestValidateUserModelWithholds(t *testing.T) {
+	t.Parallel()
 	user := userModel(t, "I don't know, sorry.")
 	reps := validateModels(t, modelsOf(t, user, nil))
 	tr := reps["pick-report"]
@@ -101,6 +102,7 @@ func TestValidateUserModelWithholds(t *testing.T) {
 // A user model that gives the fact passes both ways: the task stays ok, and the model was asked
 // in the reference, the noop and the mutation runs.
 func TestValidateUserModelAgrees(t *testing.T) {
+	t.Parallel()
 	user := userModel(t, "The April one, please.")
 	reps := validateModels(t, modelsOf(t, user, nil))
 	tr := reps["pick-report"]
@@ -121,6 +123,7 @@ func TestValidateUserModelAgrees(t *testing.T) {
 // that agrees keeps the task ok. Judges are found by running the check with the stand-ins: a
 // task whose verifiers ask none is not checked again.
 func TestValidateJudgeModel(t *testing.T) {
+	t.Parallel()
 	strict := judgeModel(t, func(string) bool { return false })
 	reps := validateModels(t, modelsOf(t, nil, strict))
 	tr := reps["judged-summary"]
@@ -143,6 +146,7 @@ func TestValidateJudgeModel(t *testing.T) {
 // it is asked once per task: the rest of the check with the models gives up at once. The check
 // with the stand-ins is not touched.
 func TestValidateModelDown(t *testing.T) {
+	t.Parallel()
 	down := chattest.New(t, func(*chattest.Request) chattest.Answer {
 		return chattest.Error(http.StatusUnauthorized, "bad key", "invalid_request_error")
 	})
@@ -164,6 +168,7 @@ func TestValidateModelDown(t *testing.T) {
 // Models change nothing for a task that has neither a simulated user nor a judge, nor for any
 // task without them: the report is the one without models, and no model is asked.
 func TestValidateModelsLeaveOtherTasks(t *testing.T) {
+	t.Parallel()
 	srv := userModel(t, "April.")
 	c := dsl.NewCorpus(os.DirFS("testdata/golden"), ".", "testdata/golden")
 	without, err := validate.Corpus(context.Background(), c, nil, validate.Options{Jobs: 2})

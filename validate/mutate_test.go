@@ -27,6 +27,7 @@ func tokens(s string, scan func(string) []tokSpan) []string {
 }
 
 func TestScanNumbers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		text string
 		want []string
@@ -49,6 +50,7 @@ func TestScanNumbers(t *testing.T) {
 }
 
 func TestBumpNumber(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"14": "15", "12.5": "13.5", "12,5": "13,5", "1,240.00": "1,241.00", "1.240,00": "1.241,00",
 		"999": "1000", "9,999.99": "10,000.99", "0.5": "1.5", "19": "20",
@@ -60,6 +62,7 @@ func TestBumpNumber(t *testing.T) {
 }
 
 func TestDatesTimesWeekdays(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, []string{"2026-01-05"}, tokens("valid from 2026-01-05.", scanDates))
 	assert.Equal(t, []string{}, tokens("at 2026-01-05T09:00:00Z", scanDates), "a timestamp is not a date")
 	assert.Equal(t, []string{}, tokens("invoice 2025-01-1189", scanDates))
@@ -87,6 +90,7 @@ func TestDatesTimesWeekdays(t *testing.T) {
 }
 
 func TestTokenEdits(t *testing.T) {
+	t.Parallel()
 	texts := []string{"Total 200 EUR on 2026-01-05 at 09:00; again: total 200 EUR.", "Ref T-200, 300 units, Friday"}
 	es := tokenEdits(texts, 2)
 	var got []string
@@ -101,6 +105,7 @@ func TestTokenEdits(t *testing.T) {
 }
 
 func TestNegations(t *testing.T) {
+	t.Parallel()
 	neg := func(s string, max int) []string {
 		var out []string
 		for _, e := range negations(s, max) {
@@ -128,6 +133,7 @@ func TestNegations(t *testing.T) {
 }
 
 func TestRewriteProse(t *testing.T) {
+	t.Parallel()
 	s := "Hi Kim, the total is EUR 1240.50. Paid on 2026-01-05.\nSam"
 	assert.Equal(t, "Hi Kim, the total is EUR 1,240.50. Paid on 2026-01-05.\nSam", rewriteProse(s, rewriteThousands))
 	assert.Equal(t, "Hi Kim, the total is EUR 1240.50.\n\nPaid on 2026-01-05.\n\nSam", rewriteProse(s, rewriteBreaks))
@@ -151,6 +157,7 @@ func TestRewriteProse(t *testing.T) {
 }
 
 func TestLooksStructured(t *testing.T) {
+	t.Parallel()
 	assert.True(t, looksStructured("a,b\n1,2\n"))
 	assert.True(t, looksStructured(`{"a": 1}`))
 	assert.True(t, looksStructured("x\ty\n1\t2"))
@@ -159,6 +166,7 @@ func TestLooksStructured(t *testing.T) {
 }
 
 func TestSwapKind(t *testing.T) {
+	t.Parallel()
 	base := workspace.New(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), 1)
 	require.NoError(t, base.Files().Write("/reports/q3.csv", "a\n"))
 	for s, want := range map[string]string{
@@ -172,6 +180,7 @@ func TestSwapKind(t *testing.T) {
 }
 
 func TestSetArg(t *testing.T) {
+	t.Parallel()
 	v, err := jsonv.DecodeString(`{"to":["a@x.example","b@x.example"],"meta":{"n":1},"body":"hi"}`)
 	require.NoError(t, err)
 	args := v.(*jsonv.Object)
@@ -196,6 +205,7 @@ var (
 // at least one of its hacks passes; each strong file's task is ok, and every hack fails. Every
 // task spends at most maxMutationRuns mutation runs, and a second validation says the same.
 func TestHonestTestdata(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "honest")
 	c := dsl.NewCorpus(os.DirFS(dir), ".", "testdata/honest")
 	all, err := c.TaskFiles()
@@ -287,6 +297,7 @@ func diagLines(tr *TaskReport) string {
 // TestMutationBudget runs the four checks on every task of testdata/honest and counts the episodes
 // they run: never more than maxMutationRuns.
 func TestMutationBudget(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "honest")
 	c := dsl.NewCorpus(os.DirFS(dir), ".", "testdata/honest")
 	files, err := c.TaskFiles()
@@ -340,6 +351,7 @@ func oracleFor(t *testing.T, task *dsl.Task) *oracleRun {
 // TestSeenTokens checks what blind-to-content swaps: values of the same shape seen before the
 // call, the user's own address never.
 func TestSeenTokens(t *testing.T) {
+	t.Parallel()
 	src := `
 def _setup(ws):
     ws.mail.address = "sam@acme.example"

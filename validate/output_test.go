@@ -18,6 +18,7 @@ import (
 // (diagnostics with and without positions and backtraces, runs present and absent), and the
 // text output of the parsed report, sources given, is the original's.
 func TestReportRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "golden")
 	c := dsl.NewCorpus(os.DirFS(dir), ".", "testdata/golden")
 	rep, err := validate.Corpus(context.Background(), c, nil, validate.Options{Jobs: 2})
@@ -44,6 +45,7 @@ func TestReportRoundTrip(t *testing.T) {
 // TestParseReportRejectsBadInput: a report that is not what JSON writes is an error that says
 // where, never a panic or a silently empty report.
 func TestParseReportRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`not json`:                            "not JSON",
 		`[1]`:                                 "not a JSON object",

@@ -14,6 +14,7 @@ import (
 // The source line under a diagnostic is shown as a person sees it: no byte-order mark, no raw
 // bytes that are not UTF-8, and the caret under the column's character.
 func TestSourceLineShowsCharacters(t *testing.T) {
+	t.Parallel()
 	show := func(src string, line, col int) []string {
 		var b bytes.Buffer
 		validate.WriteDiag(&b, dsl.Diagnostic{Code: "syntax", Severity: dsl.Error, Message: "m", File: "a.star", Line: line, Col: col}, "", []byte(src))

@@ -12,6 +12,7 @@ import (
 // later call of the same turn still comes right before that call, one asked before the dropped
 // call or before an earlier one stays, and the other turns are untouched (and not shared).
 func TestWithoutCallKeepsQuestionsInPlace(t *testing.T) {
+	t.Parallel()
 	c := func(name string) episode.ScriptedCall { return episode.ScriptedCall{Name: name} }
 	calls := [][]episode.ScriptedCall{{c("a"), c("b")}, {c("c"), c("d"), c("e")}}
 	asks := [][]episode.ScriptedAsk{

@@ -10,6 +10,7 @@ import (
 // diffAt says where two texts first differ, with excerpts of bounded length cut at the start of
 // a character, the line and column in a text of several lines, and "(end)" where one text stops.
 func TestDiffAt(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("abcdefghij", 100)
 	got := diffAt("content", long[:500]+"X"+long[501:], long)
 	assert.Equal(t, `content: differs at byte 501 (of 1000 bytes recorded, 1000 replayed): recorded …"abcdefghijabcdefghijabcdefghijXbcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"…, replayed …"abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"…`, got)

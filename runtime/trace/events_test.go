@@ -66,6 +66,7 @@ func encodeAll(t *testing.T, events []Body) []byte {
 // Every event kind written and read back is equal to what was written, and written again gives
 // the same bytes.
 func TestEventsRoundTrip(t *testing.T) {
+	t.Parallel()
 	variants := [][]Body{everyKind()}
 	// the other way for the fields that are absent when empty: start without system, now, rand
 	// and sources, end without error, and a failure without a position
@@ -104,6 +105,7 @@ func TestEventsRoundTrip(t *testing.T) {
 
 // The generic accessors read the typed fields under their JSON names.
 func TestEventAccessors(t *testing.T) {
+	t.Parallel()
 	events, err := Read(bytes.NewReader(encodeAll(t, everyKind())))
 	require.NoError(t, err)
 	start, end := events[0], events[len(events)-1]
@@ -123,6 +125,7 @@ func TestEventAccessors(t *testing.T) {
 // A missing or mistyped field, at the top or inside checks or the error, is an error that names
 // the line and the field; so is a turn that cannot be.
 func TestReadRejectsBadFields(t *testing.T) {
+	t.Parallel()
 	lines := strings.SplitAfter(string(encodeAll(t, everyKind())), "\n")
 	cases := []struct {
 		line     int // 1-based

@@ -26,6 +26,7 @@ func resultText(t *testing.T, ls []string, i int) string {
 // letter changed in a value, and the same value encoded anew (other whitespace, key order or
 // escape), are each a divergence at the result's line, saying where the texts first differ.
 func TestResultTextIsComparedByteForByte(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	orig := lines(record(t, f.task(t), f.src, 0))
 	require.True(t, replay(t, f, join(orig)).Matched())
@@ -70,6 +71,7 @@ func TestResultTextIsComparedByteForByte(t *testing.T) {
 // The other texts of a trace are compared byte for byte too: a user message or a reply with a
 // space added diverges at its line.
 func TestUserAndReplyTextsAreComparedByteForByte(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	orig := lines(record(t, f.task(t), f.src, 0))
 	i := find(t, orig, 0, `"event":"user"`)

@@ -91,6 +91,7 @@ func replayIn(t *testing.T, c *dsl.Corpus, data []byte) *trace.Result {
 // The start event records the task file and every file it loads; replay names the one that
 // changed, whether or not the episode still matches.
 func TestChangedHelperFiles(t *testing.T) {
+	t.Parallel()
 	data := recordIn(t, corpusOf(nil))
 	events, err := trace.Read(bytes.NewReader(data))
 	require.NoError(t, err)

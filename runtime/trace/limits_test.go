@@ -16,6 +16,7 @@ import (
 // refuses one byte more: it never writes a trace its reader rejects. (Tool results and
 // arguments never get there: the episode keeps them within their limits, which fit a line.)
 func TestWriterKeepsTheLineLimit(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, limits.TraceLine, trace.MaxLine)
 	frame := len(`{"event":"reply","turn":0,"content":""}` + "\n")
 	write := func(size int) ([]byte, error) {

@@ -53,6 +53,7 @@ var modelAnswers = []chattest.Answer{
 // A model trace replays from the model's messages by the model agent's rules: the traces the
 // agent writes, in every way a turn can go, match.
 func TestModelTracesReplay(t *testing.T) {
+	t.Parallel()
 	limited := strings.Replace(noFaults, "setup = _setup,", "setup = _setup, max_calls_per_turn = 2,", 1)
 	require.NotEqual(t, noFaults, limited)
 	cases := []struct {
@@ -112,6 +113,7 @@ func TestModelTracesReplay(t *testing.T) {
 
 // Every rewrite of what the model said, or of what the trace says it did with that, diverges.
 func TestTamperedModelTraces(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	orig := lines(recordModel(t, f.task(t), f.src, modelAnswers...))
 	require.True(t, replay(t, f, join(orig)).Matched())
@@ -198,6 +200,7 @@ func (c *cancelAfter) OnResult(call *episode.Call) {
 // ended is re-issued as recorded, the turns before it are made again. The model is interrupted
 // between two calls of one message, and after a message's calls.
 func TestInterruptedTracesReplay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	for _, c := range []struct {
 		agent    string

@@ -24,6 +24,7 @@ func (e *endless) Read(p []byte) (int, error) {
 // A line without an end stops the reader once it passes MaxLine: it does not read (and hold)
 // the whole stream.
 func TestReadStopsAtAnEndlessLine(t *testing.T) {
+	t.Parallel()
 	r := &endless{}
 	_, err := trace.Read(r)
 	if err == nil || err.Error() != "line 1: longer than 67108864 bytes" {
@@ -37,6 +38,7 @@ func TestReadStopsAtAnEndlessLine(t *testing.T) {
 // Lines of exactly MaxLine bytes (the newline counted) are read; one more byte is too long, and
 // a last line without its newline is a truncated trace.
 func TestReadLineLimits(t *testing.T) {
+	t.Parallel()
 	line := func(n int) []byte { // a JSON string of n bytes with its newline
 		b := bytes.Repeat([]byte{'a'}, n)
 		b[0], b[n-2], b[n-1] = '"', '"', '\n'

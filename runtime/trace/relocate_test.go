@@ -35,6 +35,7 @@ func startOf(t *testing.T, data []byte) *trace.Start {
 // that leaves the corpus root (by "..", absolute, or through a link) is not read, even when the
 // file it names has the recorded bytes.
 func TestSameFiles(t *testing.T) {
+	t.Parallel()
 	start := startOf(t, recordIn(t, corpusOf(nil)))
 	require.Len(t, start.Sources, 3)
 	assert.Equal(t, "t.star", start.TaskPath())

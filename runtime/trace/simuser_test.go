@@ -116,6 +116,7 @@ func swap(t testing.TB, data []byte, old, new string) []byte {
 // The oracle asks the simulated user (agent.ask), the engine shows it the reply, and the final
 // verifier asks a judge: with the stand-ins, every answer and verdict is recomputed on replay.
 func TestSimulatedUserStandInsReplay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(simTaskSrc)
 	data := recordWith(t, f, episode.Oracle{}, nil)
 	require.Equal(t, []string{"user", "sim_user", "call", "result", "call", "result", "reply", "sim_user", "turn_end", "judge", "end"}, kinds(t, data))
@@ -145,6 +146,7 @@ func TestSimulatedUserStandInsReplay(t *testing.T) {
 // With models, the trace records their answers; the replay gives them back without any model,
 // and the oracle's agent.ask gets the recorded answer (the April report, not the stand-in's March).
 func TestSimulatedUserModelsReplayWithoutModels(t *testing.T) {
+	t.Parallel()
 	f := newFixture(simTaskSrc)
 	calls := 0
 	data := recordWith(t, f, episode.Oracle{}, goModels(&calls))
@@ -204,6 +206,7 @@ func TestSimulatedUserModelsReplayWithoutModels(t *testing.T) {
 // A user model or a judge model that fails for good ends the episode with model-error; the
 // replay ends the same way without asking anything.
 func TestModelFailuresReplay(t *testing.T) {
+	t.Parallel()
 	refused := &modelagent.RequestError{Model: "m", URL: "http://127.0.0.1:1/v1", Message: "connection refused", Attempts: 1}
 	calls := 0
 	working := goModels(&calls)
@@ -251,6 +254,7 @@ func queueServer(t testing.TB, answers ...chattest.Answer) *chattest.Server {
 // A model agent whose text goes to a user model (fake servers through runtime/simmodel), judged
 // by a judge model: the trace replays with the servers gone.
 func TestModelAgentWithSimulatedUserReplays(t *testing.T) {
+	t.Parallel()
 	f := newFixture(simTaskSrc)
 	agentSrv := queueServer(t, simModelAnswers...)
 	userSrv := queueServer(t, say("April, please."), say("DONE"))
@@ -288,6 +292,7 @@ func TestModelAgentWithSimulatedUserReplays(t *testing.T) {
 
 // A trace of an agent that cannot run again re-issues its messages to the user with its calls.
 func TestScriptedAgentAsksAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(simTaskSrc)
 	agent := &episode.Scripted{Label: "custom",
 		Calls: [][]episode.ScriptedCall{{
@@ -305,6 +310,7 @@ func TestScriptedAgentAsksAgain(t *testing.T) {
 // The replay's models are the recorded ones only where the trace needs them: a trace without
 // models' answers (of an older engine, or with stand-ins) asks the stand-ins again.
 func TestReplayOfTaskWithoutSimulatedUser(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	data := record(t, f.task(t), f.src, 0)
 	assert.NotContains(t, kinds(t, data), "sim_user")
@@ -322,6 +328,7 @@ func mustObject(t testing.TB, s string) *jsonv.Object {
 
 // A model agent whose question the user model fails to answer: the replay fails the same way.
 func TestModelAgentUserModelFailureReplays(t *testing.T) {
+	t.Parallel()
 	f := newFixture(simTaskSrc)
 	agentSrv := queueServer(t, simModelAnswers...)
 	userSrv := queueServer(t, chattest.Error(http.StatusUnauthorized, "bad key", "invalid_request_error"))
@@ -341,6 +348,7 @@ func TestModelAgentUserModelFailureReplays(t *testing.T) {
 // A stand-in that fails ends the episode at its own position; the replay runs it again and fails
 // the same way.
 func TestStandInFailuresReplay(t *testing.T) {
+	t.Parallel()
 	for name, src := range map[string]string{
 		"the user's stand-in":  strings.Replace(simTaskSrc, `return "The March report, please."`, "return 1", 1),
 		"the judge's stand-in": strings.Replace(simTaskSrc, `return ("12" in text, "names the count")`, `fail("no verdict")`, 1),

@@ -32,6 +32,7 @@ func textCallAnswers(write func(name, args string) chattest.Answer) []chattest.A
 // A model that writes its calls as text, in any format, makes a trace that records where each
 // call came from and the raw text, passes, and replays.
 func TestTextToolCallTracesReplay(t *testing.T) {
+	t.Parallel()
 	qwen := func(name, args string) string {
 		v, err := jsonv.DecodeString(args)
 		require.NoError(t, err)
@@ -97,6 +98,7 @@ func TestTextToolCallTracesReplay(t *testing.T) {
 // Text the agent took a call from is what the trace says it ran: a call's arguments changed in
 // the recorded message diverge on replay.
 func TestTamperedTextCallTrace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	orig := lines(recordModel(t, f.task(t), f.src, textCallAnswers(func(n, a string) chattest.Answer {
 		return textAnswer(chattest.Hermes(n, a))
@@ -111,6 +113,7 @@ func TestTamperedTextCallTrace(t *testing.T) {
 // Logprobs, token ids, the finish reason and the note of an answer that gave nothing usable are
 // in the trace, and such a trace replays.
 func TestTraceRecordsLogprobsTokenIDsAndNotes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	logprobs := `{"content":[{"token":"Sh","logprob":-0.5,"top_logprobs":[]}]}`
 	data := recordModel(t, f.task(t), f.src,

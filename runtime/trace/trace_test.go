@@ -69,6 +69,7 @@ func replay(t *testing.T, f *fixture, data []byte) *trace.Result {
 }
 
 func TestRecordAndReplay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(taskSrc)
 	data := record(t, f.task(t), f.src, 0)
 	assert.Contains(t, string(data), `"fault":true`, "the fixture should hit a fault")
@@ -79,6 +80,7 @@ func TestRecordAndReplay(t *testing.T) {
 
 // Two runs, and many concurrent runs, of the same task and seed give byte-identical traces.
 func TestTracesAreByteIdentical(t *testing.T) {
+	t.Parallel()
 	f := newFixture(taskSrc)
 	task := f.task(t)
 	want := record(t, task, f.src, 7)
@@ -158,6 +160,7 @@ func drop(ls []string, i, n int) []string {
 // An oracle trace is replayed by running the oracle again: every call and reply it records must
 // be the oracle's.
 func TestTamperedTraces(t *testing.T) {
+	t.Parallel()
 	// without faults, so that each tampering has one clear consequence
 	f := newFixture(noFaults)
 	orig := lines(record(t, f.task(t), f.src, 0))
@@ -260,6 +263,7 @@ func TestTamperedTraces(t *testing.T) {
 // The trace of an agent that cannot be run again is re-issued as recorded: its calls are checked
 // through their results and ids, and a note says so.
 func TestTamperedScriptedTraces(t *testing.T) {
+	t.Parallel()
 	f := newFixture(noFaults)
 	orig := lines(record(t, f.task(t), f.src, 0))
 	orig[0] = strings.Replace(orig[0], `"agent":"oracle"`, `"agent":"custom"`, 1)
@@ -275,6 +279,7 @@ func TestTamperedScriptedTraces(t *testing.T) {
 var noFaults = strings.Replace(taskSrc, `faults = {"rate": 0.4, "tools": ["ship_order", "mail_reply", "fs_write"], "seed": 3},`, "", 1)
 
 func TestReadErrorsNameTheLine(t *testing.T) {
+	t.Parallel()
 	f := newFixture(taskSrc)
 	orig := lines(record(t, f.task(t), f.src, 0))
 	cases := map[string]func([]string) []string{
@@ -306,6 +311,7 @@ func FuzzRead(f *testing.F) {
 
 // Every valid task of the conformance suite: its oracle trace replays exactly.
 func TestConformanceTracesReplay(t *testing.T) {
+	t.Parallel()
 	dir, ok := conformance.Dir()
 	if !ok {
 		t.Skip("the conformance suite is not there")

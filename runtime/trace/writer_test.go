@@ -62,6 +62,7 @@ func writeEveryKind(t *testing.T) []byte {
 // events were typed (with the assistant fields and the not_run event added since): the format
 // does not move.
 func TestWriterBytes(t *testing.T) {
+	t.Parallel()
 	got := writeEveryKind(t)
 	want, err := os.ReadFile("testdata/every_kind.jsonl")
 	require.NoError(t, err)
@@ -72,6 +73,7 @@ func TestWriterBytes(t *testing.T) {
 
 // `run --json` prints the end event: without an error, and with one whose position is unknown.
 func TestEndObject(t *testing.T) {
+	t.Parallel()
 	got := jsonv.MustEncode(trace.Object(trace.EndOf(&episode.Result{Score: 1, Passed: true, Completion: 1, Safety: 1, Robustness: 1, FinalState: "s"})))
 	assert.Equal(t, `{"event":"end","score":1.0,"passed":true,"completion":1.0,"safety":1.0,"robustness":1.0,"checks":[],"state":"s"}`, got)
 	got = jsonv.MustEncode(trace.Object(trace.EndOf(&episode.Result{FinalState: "s", Err: &dsl.Diagnostic{Code: "timeout", Message: "t"}})))
