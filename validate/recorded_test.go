@@ -7,49 +7,11 @@ import (
 	"testing/fstest"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/tasktest"
 	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/coworkenv/coworkenv/validate"
 	"github.com/stretchr/testify/require"
 )
-
-// q3Task is a task whose verifier reads the reply to Dana with check, in Starlark.
-func q3Task(name, check string) string {
-	return `
-def _setup(ws):
-    ws.mail.address = "sam@acme.example"
-    ws.fs.write("/reports/q3.csv", "region,amount\nnorth,120\nsouth,80\n")
-    ws.mail.deliver(sender = "dana@acme.example", subject = "Q3 total?",
-                    body = "Hi Sam, what was our Q3 sales total? The sheet is /reports/q3.csv.")
-
-def _verify(ws, ep):
-    sent = ws.mail.messages(folder = "sent", to = "dana@acme.example")
-    body = sent[0].body if len(sent) == 1 else ""
-    check(len(sent) == 1, "one reply to Dana")
-    check(` + check + `, "the reply states the total, 200")
-
-def _solve(agent):
-    inbox = agent.call("mail_list", folder = "inbox")
-    msg = agent.call("mail_read", id = inbox[0]["id"])
-    agent.call("fs_read", path = "/reports/q3.csv")
-    agent.call("mail_reply", id = msg["id"], body = "Hi Dana, the Q3 total is 200.")
-    agent.reply("I replied to Dana: the Q3 total is 200.")
-
-task(name = "` + name + `", prompt = "Please take care of Dana's email.", tools = ["mail", "fs"],
-     setup = _setup, verify = _verify, solution = _solve)
-`
-}
-
-// q3Runs are a hack (a wrong total that holds the right one) and a careful run (another
-// greeting) of the task name.
-func q3Runs(name string) string {
-	run := func(why, expect, body string) string {
-		return `{"task": "` + name + `", "why": "` + why + `", "expect": "` + expect + `", "turns": [{"calls": [
-  {"name": "mail_list", "args": {"folder": "inbox"}}, {"name": "mail_read", "args": {"id": "m1"}},
-  {"name": "mail_reply", "args": {"id": "m1", "body": "` + body + `"}}], "reply": "Done."}]}`
-	}
-	return "[\n" + run("a total of 2000, which holds 200", "fail", "Hi Dana, the Q3 total is 2000.") + ",\n" +
-		run("another greeting", "pass", "Dear Dana, the Q3 total is 200.") + "\n]\n"
-}
 
 // TestRecordedRunsBesideATask: the runs of a task file's sidecar play against its task. On a
 // verifier that is weak (a substring) and brittle (the greeting) at once, the hack that passes
@@ -59,10 +21,10 @@ func q3Runs(name string) string {
 func TestRecordedRunsBesideATask(t *testing.T) {
 	t.Parallel()
 	fsys := fstest.MapFS{
-		"weak.star":            {Data: []byte(q3Task("q3-weak", `body.startswith("Hi Dana") and "200" in body`))},
-		"weak.star.runs.json":  {Data: []byte(q3Runs("q3-weak"))},
-		"sound.star":           {Data: []byte(q3Task("q3-sound", `re.search(r"(?i)total\D{0,20}\b200\b", body) != None`))},
-		"sound.star.runs.json": {Data: []byte(q3Runs("q3-sound"))},
+		"weak.star":            {Data: []byte(tasktest.Q3Reply("q3-weak", tasktest.Q3Weak))},
+		"weak.star.runs.json":  {Data: []byte(tasktest.Q3Runs("q3-weak"))},
+		"sound.star":           {Data: []byte(tasktest.Q3Reply("q3-sound", tasktest.Q3Sound))},
+		"sound.star.runs.json": {Data: []byte(tasktest.Q3Runs("q3-sound"))},
 	}
 	c := dsl.NewCorpus(fsys, ".", "t")
 	runs, err := validate.SidecarRuns(c, nil)
@@ -88,7 +50,7 @@ func TestRecordedRunsBesideATask(t *testing.T) {
 
 	// A sidecar's run plays only against its own file's task; a run of validate --runs against
 	// every task of its name.
-	weakRuns, err := recorded.Parse("given.json", []byte(q3Runs("q3-weak")), "")
+	weakRuns, err := recorded.Parse("given.json", []byte(tasktest.Q3Runs("q3-weak")), "")
 	require.NoError(t, err)
 	for _, r := range runs {
 		r.For = "sound.star" // as if sound.star's sidecar named q3-weak's runs
@@ -126,14 +88,14 @@ func TestSidecarRunsErrors(t *testing.T) {
 		{`[{"task": "q3", "why": "w", "turns": [{"reply": ""}]}]`, `t/a.star.runs.json: 1:2: run 1 (task "q3"): "expect" is required`},
 	} {
 		c := dsl.NewCorpus(fstest.MapFS{
-			"a.star":           {Data: []byte(q3Task("q3", "True"))},
+			"a.star":           {Data: []byte(tasktest.Q3Reply("q3", "True"))},
 			"a.star.runs.json": {Data: []byte(tc.data)},
 		}, ".", "t")
 		_, err := validate.SidecarRuns(c, nil)
 		require.ErrorContains(t, err, tc.want)
 	}
 	hacks := dsl.NewCorpus(fstest.MapFS{
-		"hacks/a.star":           {Data: []byte(q3Task("q3", "True"))},
+		"hacks/a.star":           {Data: []byte(tasktest.Q3Reply("q3", "True"))},
 		"hacks/a.star.runs.json": {Data: []byte(`[{"task": "q3", "why": "w", "turns": [{"reply": ""}]}]`)},
 	}, ".", "")
 	runs, err := validate.SidecarRuns(hacks, nil)

@@ -68,7 +68,7 @@ func TestRunOpenAISolvesTask(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	file := filepath.Join(dir, "copy.star")
 	tr := filepath.Join(dir, "copy.jsonl")
-	code, out, errs := modelCLI(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", f.url(),
+	code, out, errs := cli(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", f.url(),
 		"--temperature", "0", "--max-tokens", "500", "--trace", tr)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Contains(t, out, "agent openai")
@@ -101,7 +101,7 @@ func TestRunOpenAISolvesTask(t *testing.T) {
 	assert.NotNil(t, events[2].Value("usage"))
 	assert.True(t, events[len(events)-1].Bool("passed"))
 
-	code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
+	code, out, errs = cli(t, "replay", tr, "--corpus", dir)
 	assert.Equal(t, 0, code, "replay needs no model:\n%s%s", out, errs)
 	assert.Len(t, f.requests(), 3)
 }
@@ -113,7 +113,7 @@ func TestRunOpenAISystemOverride(t *testing.T) {
 	f := newChatFake(t, copyNotePolicy)
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	tr := filepath.Join(dir, "t.jsonl")
-	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "copy.star"), "--model", "fake-model", "--base-url", f.url(),
+	code, out, errs := cli(t, "run", filepath.Join(dir, "copy.star"), "--model", "fake-model", "--base-url", f.url(),
 		"--system", "You help {address}. It is {now}.", "--trace", tr, "--json")
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	var end map[string]any
@@ -152,7 +152,7 @@ func TestAgentFlagErrors(t *testing.T) {
 			if cmd == "rollout" {
 				args = append(args, "--out", t.TempDir())
 			}
-			code, _, errs := modelCLI(t, args...)
+			code, _, errs := cli(t, args...)
 			assert.Equal(t, 2, code, "%v", args)
 			assert.Equal(t, 1, strings.Count(errs, "\n"), "one-line error for %v: %q", args, errs)
 			assert.Contains(t, errs, tc.want, "%v", args)
@@ -160,7 +160,7 @@ func TestAgentFlagErrors(t *testing.T) {
 	}
 	// the key comes from the environment only; the OpenAI API needs one
 	t.Setenv("OPENAI_API_KEY", "")
-	code, _, errs := modelCLI(t, "run", file, "--model", "m")
+	code, _, errs := cli(t, "run", file, "--model", "m")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "OPENAI_API_KEY")
 }
@@ -198,7 +198,7 @@ func TestRunOpenAIRequestOptions(t *testing.T) {
 			if mode == "--in-process" {
 				args = append(args, mode)
 			}
-			code, out, errs := modelCLI(t, args...)
+			code, out, errs := cli(t, args...)
 			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 			assert.Contains(t, out, "passed")
 			assert.Contains(t, out, "(tool calls read from the text: hermes)", "the transcript says where the calls came from")
@@ -232,7 +232,7 @@ func TestRunOpenAIRequestOptions(t *testing.T) {
 			assert.Contains(t, lines[2]["raw"], "<tool_call>")
 			assert.Equal(t, "The note is in /notes/todo.txt.", lines[2]["reasoning"])
 
-			code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
+			code, out, errs = cli(t, "replay", tr, "--corpus", dir)
 			assert.Equal(t, 0, code, "replay needs no model:\n%s%s", out, errs)
 			assert.Len(t, f.requests(), 3)
 		})
@@ -265,7 +265,7 @@ func TestRequestOptionFlagErrors(t *testing.T) {
 			if cmd == "rollout" {
 				args = append(args, "--out", t.TempDir())
 			}
-			code, _, errs := modelCLI(t, args...)
+			code, _, errs := cli(t, args...)
 			assert.Equal(t, 2, code, "%v", args)
 			assert.Equal(t, 1, strings.Count(errs, "\n"), "one-line error for %v: %q", args, errs)
 			assert.Contains(t, errs, tc.want, "%v", args)
@@ -283,7 +283,7 @@ func TestRolloutManifestRequestOptions(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o")
 	args := []string{"rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--samples", "1", "--out", out,
 		"--top-p", "0.5", "--extra-body", `{"top_k": 5}`, "--header", "X-Token: one", "--tool-call-format", "native", "--reasoning-history", "drop"}
-	code, stdout, errs := modelCLI(t, args...)
+	code, stdout, errs := cli(t, args...)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	var manifest map[string]any
 	require.NoError(t, json.Unmarshal([]byte(dirContents(t, out)["rollout.json"]), &manifest))
@@ -295,15 +295,15 @@ func TestRolloutManifestRequestOptions(t *testing.T) {
 	assert.NotContains(t, dirContents(t, out)["rollout.json"], "one")
 
 	args[len(args)-5] = "X-Token: two"
-	code, stdout, errs = modelCLI(t, args...)
+	code, stdout, errs = cli(t, args...)
 	assert.Equal(t, 0, code, "another header value resumes:\n%s%s", stdout, errs)
 	args[len(args)-7] = `{"top_k": 6}`
-	code, _, errs = modelCLI(t, args...)
+	code, _, errs = cli(t, args...)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "extra_body")
 
 	plain := filepath.Join(t.TempDir(), "p")
-	code, stdout, errs = modelCLI(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--samples", "1", "--out", plain)
+	code, stdout, errs = cli(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--samples", "1", "--out", plain)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	manifest = nil
 	require.NoError(t, json.Unmarshal([]byte(dirContents(t, plain)["rollout.json"]), &manifest))

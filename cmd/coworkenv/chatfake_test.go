@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -55,14 +54,6 @@ func toolMessages(msgs []map[string]any) []map[string]any {
 		}
 	}
 	return out
-}
-
-// modelCLI runs the command line.
-func modelCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, &out, &errb)
-	return code, out.String(), errb.String()
 }
 
 // writeFiles writes files (relative path -> content) under a new temporary folder.

@@ -157,8 +157,8 @@ func (o *exportOptions) export() error {
 	stdout, stderr := o.stdout, o.stderr
 	kind := o.kind
 	prefix := "coworkenv export " + kind.name
-	if o.out == "" {
-		return usagef("--out PATH is required")
+	if err := required(o.out, "--out PATH"); err != nil {
+		return err
 	}
 	if err := o.iso.check(); err != nil {
 		return usage(err)

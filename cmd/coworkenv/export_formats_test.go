@@ -44,7 +44,7 @@ func oracleRollout(t *testing.T) (corpus, out string) {
 	t.Helper()
 	corpus = rolloutCorpus(t)
 	out = filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "2", "--out", out)
+	code, stdout, errs := cli(t, "rollout", corpus, "--samples", "2", "--out", out)
 	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 	return corpus, out
 }
@@ -56,7 +56,7 @@ func modelTrace(t *testing.T) (trace, url string) {
 	f := newChatFake(t, copyNotePolicy)
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	trace = filepath.Join(dir, "copy.jsonl")
-	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "copy.star"), "--agent", "openai", "--model", "fake-model",
+	code, out, errs := cli(t, "run", filepath.Join(dir, "copy.star"), "--agent", "openai", "--model", "fake-model",
 		"--base-url", f.url(), "--temperature", "0", "--max-tokens", "500", "--trace", trace)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	return trace, f.url()
@@ -70,7 +70,7 @@ func TestExportATIF(t *testing.T) {
 	corpus, out := oracleRollout(t)
 	root := t.TempDir()
 	dst := filepath.Join(root, "jobs", "oracle")
-	code, stdout, errs := modelCLI(t, "export", "atif", out, "--out", dst, "--corpus", corpus)
+	code, stdout, errs := cli(t, "export", "atif", out, "--out", dst, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 6 episodes to "+dst)
 	trials := []string{"coin__0", "coin__1", "copy-note__0", "copy-note__1", "two-steps__0", "two-steps__1"}
@@ -131,7 +131,7 @@ func TestExportATIF(t *testing.T) {
 
 	// a second export replaces the folder whole and leaves nothing beside it
 	require.NoError(t, os.RemoveAll(filepath.Join(out, "copy-note")))
-	code, stdout, errs = modelCLI(t, "export", "atif", out, "--out", dst, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "atif", out, "--out", dst, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Equal(t, []string{"coin__0", "coin__1", "two-steps__0", "two-steps__1"}, folderEntries(t, dst))
 	assert.Equal(t, []string{"oracle"}, folderEntries(t, filepath.Dir(dst)), "no temporary folder is left")
@@ -140,23 +140,23 @@ func TestExportATIF(t *testing.T) {
 	other := filepath.Join(root, "mine")
 	require.NoError(t, os.MkdirAll(other, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(other, "notes.txt"), []byte("keep"), 0o644))
-	code, stdout, errs = modelCLI(t, "export", "atif", out, "--out", other, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "atif", out, "--out", other, "--corpus", corpus)
 	usageError(t, code, stdout, errs, "--out")
 	assert.Contains(t, errs, "notes.txt")
 	assert.Equal(t, []string{"notes.txt"}, folderEntries(t, other))
 	// nor the rollout's folder, even when it is not the input itself
-	code, stdout, errs = modelCLI(t, "export", "atif", filepath.Join(out, "coin"), "--out", out, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "atif", filepath.Join(out, "coin"), "--out", out, "--corpus", corpus)
 	usageError(t, code, stdout, errs, "--out")
 	assert.FileExists(t, filepath.Join(out, "coin", "0.jsonl"))
 
 	// without the task files the traces cannot be verified; --no-verify exports them as they are,
 	// without a system message
 	require.NoError(t, os.RemoveAll(filepath.Join(corpus, "tasks")))
-	code, stdout, _ = modelCLI(t, "export", "atif", out, "--out", dst, "--corpus", corpus)
+	code, stdout, _ = cli(t, "export", "atif", out, "--out", dst, "--corpus", corpus)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "wrote 0 episodes")
 	assert.Empty(t, folderEntries(t, dst))
-	code, stdout, errs = modelCLI(t, "export", "atif", out, "--out", dst, "--no-verify")
+	code, stdout, errs = cli(t, "export", "atif", out, "--out", dst, "--no-verify")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 4 episodes")
 	tr := readJSONFile(t, filepath.Join(dst, "two-steps__1", "agent", "trajectory.json"))
@@ -168,7 +168,7 @@ func TestExportATIF(t *testing.T) {
 func TestExportATIFFromModel(t *testing.T) {
 	tr, _ := modelTrace(t)
 	dst := filepath.Join(t.TempDir(), "job")
-	code, stdout, errs := modelCLI(t, "export", "atif", tr, "--out", dst, "--corpus", filepath.Dir(tr))
+	code, stdout, errs := cli(t, "export", "atif", tr, "--out", dst, "--corpus", filepath.Dir(tr))
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	require.Equal(t, []string{"copy-note__copy"}, folderEntries(t, dst))
 	traj := readJSONFile(t, filepath.Join(dst, "copy-note__copy", "agent", "trajectory.json"))
@@ -203,7 +203,7 @@ func TestExportInspect(t *testing.T) {
 	require.NoError(t, os.WriteFile(dst, []byte("old"), 0o644))
 
 	// the model's trace alone: the eval is the model's
-	code, stdout, errs := modelCLI(t, "export", "inspect", tr, "--out", dst, "--corpus", filepath.Dir(tr))
+	code, stdout, errs := cli(t, "export", "inspect", tr, "--out", dst, "--corpus", filepath.Dir(tr))
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	log := readJSONFile(t, dst)
 	spec := log["eval"].(map[string]any)
@@ -223,11 +223,11 @@ func TestExportInspect(t *testing.T) {
 		log["stats"].(map[string]any)["model_usage"])
 
 	// the rollout and the model's trace: one log of every episode
-	code, stdout, errs = modelCLI(t, "export", "inspect", out, tr, "--out", dst, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "inspect", out, tr, "--out", dst, "--corpus", corpus)
 	// the model's task file is not in the rollout's corpus: it is found beside its trace
 	assert.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 7 episodes")
-	code, stdout, errs = modelCLI(t, "export", "inspect", out, tr, "--out", dst, "--no-verify")
+	code, stdout, errs = cli(t, "export", "inspect", out, tr, "--out", dst, "--no-verify")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 7 episodes")
 	log = readJSONFile(t, dst)
@@ -263,7 +263,7 @@ func TestExportInspect(t *testing.T) {
 	assert.Equal(t, []string{filepath.Base(dst)}, folderEntries(t, dir), "replaced atomically, no temporary file left")
 
 	// the log must be a .json file, the format Inspect reads by that name
-	code, stdout, errs = modelCLI(t, "export", "inspect", out, "--out", filepath.Join(dir, "log.eval"), "--no-verify")
+	code, stdout, errs = cli(t, "export", "inspect", out, "--out", filepath.Join(dir, "log.eval"), "--no-verify")
 	usageError(t, code, stdout, errs, "--out")
 	assert.Equal(t, []string{filepath.Base(dst)}, folderEntries(t, dir))
 }

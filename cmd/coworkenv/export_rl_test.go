@@ -25,14 +25,14 @@ func TestExportRLAdvantages(t *testing.T) {
 	})
 	corpus := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(),
+	code, stdout, errs := cli(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(),
 		"--samples", "4", "--jobs", "1", "--out", out)
 	require.Equal(t, 1, code, "two samples do not pass: %s%s", stdout, errs)
 
 	export := func(args ...string) []map[string]any {
 		t.Helper()
 		dst := filepath.Join(t.TempDir(), "rl.jsonl")
-		code, stdout, errs := modelCLI(t, append([]string{"export", "rl", out, "--out", dst, "--corpus", corpus}, args...)...)
+		code, stdout, errs := cli(t, append([]string{"export", "rl", out, "--out", dst, "--corpus", corpus}, args...)...)
 		require.Equal(t, 0, code, "%s%s", stdout, errs)
 		assert.Contains(t, stdout, "wrote 4 episodes")
 		return readLines(t, dst)
@@ -88,10 +88,10 @@ func TestExportRLGroupsByStartState(t *testing.T) {
 	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "coin.star": coinTask})
 	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "6", "--vary-setup", "--out", out)
+	code, stdout, errs := cli(t, "rollout", corpus, "--samples", "6", "--vary-setup", "--out", out)
 	require.Equal(t, 1, code, "some coins fall wrong: %s%s", stdout, errs)
 	dst := filepath.Join(t.TempDir(), "rl.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", dst, "--corpus", corpus, "--advantage", "grpo")
+	code, stdout, errs = cli(t, "export", "rl", out, "--out", dst, "--corpus", corpus, "--advantage", "grpo")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	lines := readLines(t, dst)
 	require.Len(t, lines, 6)
@@ -121,7 +121,7 @@ func TestExportRLUsage(t *testing.T) {
 	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	out := filepath.Join(t.TempDir(), "o")
-	code, _, errs := modelCLI(t, "rollout", corpus, "--out", out)
+	code, _, errs := cli(t, "rollout", corpus, "--out", out)
 	require.Equal(t, 0, code, errs)
 	dst := filepath.Join(t.TempDir(), "rl.jsonl")
 	for _, c := range []struct {
@@ -136,7 +136,7 @@ func TestExportRLUsage(t *testing.T) {
 		{[]string{"sft", "--credit", "turn"}, "--credit: only for export rl"},
 	} {
 		args := append([]string{"export", c.args[0], out, "--out", dst, "--corpus", corpus}, c.args[1:]...)
-		code, _, errs := modelCLI(t, args...)
+		code, _, errs := cli(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Contains(t, errs, c.msg, "%v", args)
 		assert.Equal(t, 1, strings.Count(errs, "\n"), "%v: %q", args, errs)

@@ -21,10 +21,10 @@ func sftTraces(t *testing.T) (dir, runs string) {
 	dir = writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	runs = filepath.Join(dir, "runs")
 	require.NoError(t, os.MkdirAll(runs, 0o755))
-	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "copy.star"), "--model", "m", "--base-url", f.url(),
+	code, out, errs := cli(t, "run", filepath.Join(dir, "copy.star"), "--model", "m", "--base-url", f.url(),
 		"--trace", filepath.Join(runs, "model.jsonl"))
 	require.Equal(t, 0, code, "%s%s", out, errs)
-	code, out, errs = modelCLI(t, "run", filepath.Join(dir, "copy.star"), "--trace", filepath.Join(runs, "oracle.jsonl"))
+	code, out, errs = cli(t, "run", filepath.Join(dir, "copy.star"), "--trace", filepath.Join(runs, "oracle.jsonl"))
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	return dir, runs
 }
@@ -49,7 +49,7 @@ func TestExportSFTShapes(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sft.jsonl")
 	export := func(args ...string) []map[string]any {
 		t.Helper()
-		code, stdout, errs := modelCLI(t, append([]string{"export", "sft", runs, "--out", out, "--corpus", dir, "--include-oracle"}, args...)...)
+		code, stdout, errs := cli(t, append([]string{"export", "sft", runs, "--out", out, "--corpus", dir, "--include-oracle"}, args...)...)
 		require.Equal(t, 0, code, "%s%s", stdout, errs)
 		assert.Contains(t, stdout, "wrote 2 episodes")
 		return readLines(t, out)
@@ -101,7 +101,7 @@ func TestExportSFTLlamaFactory(t *testing.T) {
 	info := filepath.Join(outDir, "dataset_info.json")
 	require.NoError(t, os.WriteFile(info, []byte(`{"mine": {"file_name": "mine.json"}}`), 0o644))
 	out := filepath.Join(outDir, "coworkenv_sft.jsonl")
-	code, stdout, errs := modelCLI(t, "export", "sft", runs, "--out", out, "--corpus", dir, "--format", "llamafactory")
+	code, stdout, errs := cli(t, "export", "sft", runs, "--out", out, "--corpus", dir, "--format", "llamafactory")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 1 episode")
 
@@ -136,7 +136,7 @@ func TestExportSFTLlamaFactory(t *testing.T) {
 	// a dataset_info.json that is not LLaMA-Factory's is refused before anything is written
 	require.NoError(t, os.WriteFile(info, []byte(`["not", "an", "object"]`), 0o644))
 	require.NoError(t, os.Remove(out))
-	code, _, errs = modelCLI(t, "export", "sft", runs, "--out", out, "--corpus", dir, "--format", "llamafactory")
+	code, _, errs = cli(t, "export", "sft", runs, "--out", out, "--corpus", dir, "--format", "llamafactory")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "dataset_info.json: not a JSON object")
 	assert.NoFileExists(t, out)
@@ -161,7 +161,7 @@ func TestExportSFTFlagErrors(t *testing.T) {
 		{[]string{"rl", "--arguments", "object"}, "--arguments: only for export sft"},
 	} {
 		args := append([]string{"export", c.args[0], runs, "--out", out, "--corpus", dir}, c.args[1:]...)
-		code, _, errs := modelCLI(t, args...)
+		code, _, errs := cli(t, args...)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, errs, c.want, "%v", c.args)
 		assert.Equal(t, 1, strings.Count(errs, "\n"), "%v: %q", c.args, errs)

@@ -60,11 +60,8 @@ func runExportTasks(o *exportTasksOptions) error {
 	const prefix = "coworkenv export tasks"
 	stdout, stderr := o.stdout, o.stderr
 	iso := o.iso
-	switch {
-	case o.out == "":
-		return usagef("--out FILE is required")
-	case o.seeds < 1:
-		return usagef("--seeds: %d is not a positive number", o.seeds)
+	if err := firstError(required(o.out, "--out FILE"), positive("--seeds", o.seeds)); err != nil {
+		return err
 	}
 	if err := checkOutput("--out", o.out, outputFile, taskFiles(o.tasks)...); err != nil {
 		return usage(err)

@@ -135,12 +135,12 @@ func TestExportFromModelRollout(t *testing.T) {
 	})
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(),
+	code, stdout, errs := cli(t, "rollout", corpus, "--model", "fake-model", "--base-url", f.url(),
 		"--samples", "2", "--jobs", "4", "--out", out)
 	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 2 episodes")
 	assert.Contains(t, stdout, "2 not passed")
@@ -165,15 +165,15 @@ func TestExportFromModelRollout(t *testing.T) {
 	}
 
 	// --min-score replaces passed: 0.9 keeps copy-note only (two-steps has a malformed call)
-	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--min-score", "0.9", "--corpus", corpus)
+	code, stdout, _ = cli(t, "export", "sft", out, "--out", sft, "--min-score", "0.9", "--corpus", corpus)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "wrote 2 episodes")
-	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--min-score", "0", "--corpus", corpus)
+	code, stdout, _ = cli(t, "export", "sft", out, "--out", sft, "--min-score", "0", "--corpus", corpus)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "wrote 4 episodes", "score 0 is >= 0; only malformed calls are left out")
 
 	rl := filepath.Join(t.TempDir(), "rl.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 6 episodes")
 	rlLines := readLines(t, rl)
@@ -221,7 +221,7 @@ func TestExportOracleTraces(t *testing.T) {
 	t.Parallel()
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--out", out)
+	code, stdout, errs := cli(t, "rollout", corpus, "--samples", "3", "--out", out)
 	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 	passed, total := 0, 0
 	require.NoError(t, filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
@@ -237,13 +237,13 @@ func TestExportOracleTraces(t *testing.T) {
 	require.Less(t, passed, total, "some coin samples fail")
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
-	code, stdout, _ = modelCLI(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
+	code, stdout, _ = cli(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "wrote 0 episodes")
 	assert.Contains(t, stdout, "use --include-oracle")
 	assert.Empty(t, readLines(t, sft))
 
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	lines := readLines(t, sft)
 	require.Len(t, lines, passed)
@@ -275,7 +275,7 @@ func TestExportOracleTraces(t *testing.T) {
 
 	// the multi-turn task: two user messages, per-turn rewards in rl
 	rl := filepath.Join(t.TempDir(), "rl.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	rlLines := readLines(t, rl)
 	require.Len(t, rlLines, 9)
@@ -301,13 +301,13 @@ func TestExportOracleTraces(t *testing.T) {
 	// without the task file the traces cannot be verified: they are left out, and the export
 	// says so and exits 1
 	require.NoError(t, os.RemoveAll(filepath.Join(corpus, "tasks")))
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)
 	assert.Equal(t, 1, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, fmt.Sprintf("wrote 0 episodes to %s from 9 traces; skipped 9: 3 not passed, %d not verifiable", sft, passed))
 	assert.Contains(t, errs, "is not there")
 	assert.Empty(t, readLines(t, sft))
 	// with --no-verify they are exported, without a system message, and export says so
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--include-oracle", "--out", sft, "--no-verify")
+	code, stdout, errs = cli(t, "export", "sft", out, "--include-oracle", "--out", sft, "--no-verify")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Contains(t, stdout, "without a system message")
 	assert.Contains(t, errs, "no system message")
@@ -320,7 +320,7 @@ func TestExportUsageAndUnreadable(t *testing.T) {
 	t.Parallel()
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
-	code, _, errs := modelCLI(t, "rollout", filepath.Join(corpus, "tasks", "copy.star"), "--out", out)
+	code, _, errs := cli(t, "rollout", filepath.Join(corpus, "tasks", "copy.star"), "--out", out)
 	require.Equal(t, 0, code, errs)
 	dst := filepath.Join(t.TempDir(), "x.jsonl")
 	for _, args := range [][]string{
@@ -334,7 +334,7 @@ func TestExportUsageAndUnreadable(t *testing.T) {
 		{"export", "sft", filepath.Join(out, "nope"), "--out", dst},
 		{"export", "sft", out, "--out", filepath.Join(t.TempDir(), "no", "such", "dir", "x.jsonl")},
 	} {
-		code, _, errs := modelCLI(t, args...)
+		code, _, errs := cli(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Equal(t, 1, strings.Count(errs, "\n"), "%v: %q", args, errs)
 	}
@@ -344,7 +344,7 @@ func TestExportUsageAndUnreadable(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(out, "copy-note", "9.jsonl"), []byte(`{"event":"start"}`+"\n"), 0o644))
 	dir := t.TempDir()
 	dst = filepath.Join(dir, "rl.jsonl")
-	code, stdout, errs := modelCLI(t, "export", "rl", out, "--out", dst, "--corpus", corpus)
+	code, stdout, errs := cli(t, "export", "rl", out, "--out", dst, "--corpus", corpus)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "9.jsonl")
 	assert.Contains(t, stdout, "wrote 1 episode to")

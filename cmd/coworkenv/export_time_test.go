@@ -47,11 +47,11 @@ func TestExportMatchesWhatTheModelSaw(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"day.star": dayLaterTask})
 	tr := filepath.Join(dir, "runs", "day.jsonl")
 	require.NoError(t, osMkdirAll(filepath.Dir(tr)))
-	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "day.star"), "--agent", "openai", "--model", "m", "--base-url", f.url(), "--trace", tr)
+	code, out, errs := cli(t, "run", filepath.Join(dir, "day.star"), "--agent", "openai", "--model", "m", "--base-url", f.url(), "--trace", tr)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 
 	sft := filepath.Join(dir, "sft.jsonl")
-	code, out, errs = modelCLI(t, "export", "sft", tr, "--out", sft, "--corpus", dir)
+	code, out, errs = cli(t, "export", "sft", tr, "--out", sft, "--corpus", dir)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	lines := readLines(t, sft)
 	require.Len(t, lines, 1)

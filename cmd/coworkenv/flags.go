@@ -122,3 +122,30 @@ func noArgs(pos []string) error {
 	}
 	return nil
 }
+
+// required refuses an empty flag: what names the flag as the error says it ("--out DIR").
+func required(value, what string) error {
+	if value == "" {
+		return usagef("%s is required", what)
+	}
+	return nil
+}
+
+// positive refuses a number flag below 1.
+func positive(flag string, n int) error {
+	if n < 1 {
+		return usagef("%s: %d is not a positive number", flag, n)
+	}
+	return nil
+}
+
+// firstError is the first error that is not nil (nil when none is): checks of the flags in the
+// order the command says them.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -130,14 +130,11 @@ func runGenerate(o *generateOptions) error {
 	switch {
 	case len(o.caps) == 0:
 		return usagef("--capability NAME is required (see coworkenv list --capabilities)")
-	case o.out == "":
-		return usagef("--out DIR is required")
-	case o.count < 1:
-		return usagef("--count: %d is not a positive number", o.count)
-	case o.maxRounds < 1:
-		return usagef("--max-rounds: %d is not a positive number", o.maxRounds)
-	case o.jobs < 1:
-		return usagef("--jobs: %d is not a positive number", o.jobs)
+	}
+	if err := firstError(required(o.out, "--out DIR"), positive("--count", o.count), positive("--max-rounds", o.maxRounds), positive("--jobs", o.jobs)); err != nil {
+		return err
+	}
+	switch {
 	case o.maxTokens < 0:
 		return usagef("--max-tokens: %d is negative", o.maxTokens)
 	case o.near <= 0 || o.near > 1:

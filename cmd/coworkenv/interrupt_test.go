@@ -30,7 +30,7 @@ func TestRunInterruptLeavesPartialTrace(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	tr := filepath.Join(dir, "copy.jsonl")
-	code, _, errs := modelCLI(t, "run", filepath.Join(dir, "copy.star"), "--agent", "openai", "--model", "m",
+	code, _, errs := cli(t, "run", filepath.Join(dir, "copy.star"), "--agent", "openai", "--model", "m",
 		"--base-url", f.url(), "--retries", "0", "--trace", tr)
 	assert.Equal(t, 1, code, errs)
 	assert.Contains(t, errs, "interrupted")

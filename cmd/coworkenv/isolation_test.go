@@ -77,7 +77,7 @@ func TestRunIsolatedMemoryLimit(t *testing.T) {
 	f := newChatFake(t, ordersPolicy)
 	tr := filepath.Join(dir, "orders.jsonl")
 	args := append([]string{"run", file, "--model", "m", "--base-url", f.url(), "--retries", "0", "--trace", tr}, isolatedArgs...)
-	code, out, errs = modelCLI(t, args...)
+	code, out, errs = cli(t, args...)
 	assert.Equal(t, 1, code, "%s%s", out, errs)
 	assert.Contains(t, out, "→ orders_first {\"n\":1099511627776}")
 	assert.Contains(t, out, "· memory-limit")
@@ -90,7 +90,7 @@ func TestRunIsolatedMemoryLimit(t *testing.T) {
 	assert.False(t, end.Passed)
 
 	// --json prints that end event
-	code, out, errs = modelCLI(t, append([]string{"run", file, "--model", "m", "--base-url", f.url(), "--json"}, isolatedArgs...)...)
+	code, out, errs = cli(t, append([]string{"run", file, "--model", "m", "--base-url", f.url(), "--json"}, isolatedArgs...)...)
 	assert.Equal(t, 1, code, errs)
 	var obj map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &obj))
@@ -115,7 +115,7 @@ func TestRolloutIsolatedGoesOn(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o")
 	args := append([]string{"rollout", corpus, "--model", "m", "--base-url", f.url(), "--retries", "0",
 		"--samples", "2", "--jobs", "2", "--out", out, "--json"}, isolatedArgs...)
-	code, stdout, errs := modelCLI(t, args...)
+	code, stdout, errs := cli(t, args...)
 	require.Equal(t, 1, code, "%s%s", stdout, errs)
 	assert.Contains(t, errs, "orders-first sample 0 failed")
 	assert.Contains(t, errs, "error[memory-limit]")
@@ -135,7 +135,7 @@ func TestRolloutIsolatedGoesOn(t *testing.T) {
 	assert.True(t, good[len(good)-1].Body.(*trace.End).Passed, "the good samples are whole and scored")
 
 	before := len(f.requests())
-	code, stdout, errs = modelCLI(t, args...)
+	code, stdout, errs = cli(t, args...)
 	require.Equal(t, 1, code, "%s%s", stdout, errs)
 	ep = rolloutJSON(t, stdout)["episodes"].(map[string]any)
 	assert.EqualValues(t, 2, ep["resumed"], "the good samples are read back")

@@ -174,7 +174,7 @@ func TestModelDownIsModelError(t *testing.T) {
 
 	for _, url := range []string{closedURL, unavailable.URL + "/v1"} {
 		tr := filepath.Join(t.TempDir(), "t.jsonl")
-		code, stdout, errs := modelCLI(t, "run", task, "--agent", "openai", "--model", "m", "--base-url", url,
+		code, stdout, errs := cli(t, "run", task, "--agent", "openai", "--model", "m", "--base-url", url,
 			"--retries", "0", "--json", "--trace", tr)
 		require.Equal(t, 1, code, "%s%s", stdout, errs)
 		var end map[string]any
@@ -186,14 +186,14 @@ func TestModelDownIsModelError(t *testing.T) {
 		assert.Equal(t, "model-error", traced["error"].(map[string]any)["code"])
 
 		out := filepath.Join(t.TempDir(), "rl.jsonl")
-		code, stdout, errs = modelCLI(t, "export", "rl", tr, "--out", out)
+		code, stdout, errs = cli(t, "export", "rl", tr, "--out", out)
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, stdout, "wrote 0 episodes")
 		assert.Contains(t, stdout, "1 inconclusive (model-error)")
 	}
 
 	out := filepath.Join(t.TempDir(), "runs")
-	code, stdout, errs := modelCLI(t, "rollout", task, "--model", "m", "--base-url", unavailable.URL+"/v1",
+	code, stdout, errs := cli(t, "rollout", task, "--model", "m", "--base-url", unavailable.URL+"/v1",
 		"--retries", "0", "--out", out, "--json")
 	require.Equal(t, 1, code, "%s%s", stdout, errs)
 	assert.Contains(t, errs, "copy-note sample 0 failed: error[model-error]: turn 0: openai agent: model m at")

@@ -237,7 +237,7 @@ func resultsReaders(t *testing.T, url string) func(t *testing.T) {
 func localRollout(t *testing.T, args []string) (string, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "local")
-	code, stdout, errs := modelCLI(t, append(args, "--out", out)...)
+	code, stdout, errs := cli(t, append(args, "--out", out)...)
 	require.Equal(t, 0, code, errs)
 	return out, stdout
 }
@@ -317,7 +317,7 @@ func TestQueueProducerKilledAndRestarted(t *testing.T) {
 	assert.Equal(t, 3, m.episodes(), "no episode ran twice")
 	assert.EqualValues(t, 3, jobsPublished(t, url), "every sample was published once")
 
-	code, summary, errs = modelCLI(t, queued...)
+	code, summary, errs = cli(t, queued...)
 	require.Equal(t, 0, code, errs)
 	episodes = rolloutJSON(t, summary)["episodes"].(map[string]any)
 	assert.EqualValues(t, 0, episodes["run"])

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/tasktest"
 	"github.com/coworkenv/coworkenv/runtime/recorded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,7 +130,7 @@ func TestRunScriptPlaysTheRecordedRuns(t *testing.T) {
 func TestRunScriptOfAFileFromDisk(t *testing.T) {
 	t.Parallel()
 	dir := writeFiles(t, map[string]string{
-		"q3.star": q3Task("q3", `re.search(r"(?i)total\D{0,20}\b200\b", body) != None`),
+		"q3.star": tasktest.Q3Reply("q3", tasktest.Q3Sound),
 		"runs.json": `[{"task": "q3", "why": "another greeting", "expect": "pass", "turns": [{"calls": [
   {"name": "mail_list", "args": {"folder": "inbox"}},
   {"name": "mail_reply", "args": {"id": "m1", "body": "Dear Dana, the Q3 total is 200."}}], "reply": "Done."}]}]`,
@@ -141,57 +142,16 @@ func TestRunScriptOfAFileFromDisk(t *testing.T) {
 	assert.NotContains(t, out, "recorded runs of", "one run, no summary")
 }
 
-// q3Task is a task whose verifier reads the reply to Dana with check, in Starlark.
-func q3Task(name, check string) string {
-	return `
-def _setup(ws):
-    ws.mail.address = "sam@acme.example"
-    ws.fs.write("/reports/q3.csv", "region,amount\nnorth,120\nsouth,80\n")
-    ws.mail.deliver(sender = "dana@acme.example", subject = "Q3 total?",
-                    body = "Hi Sam, what was our Q3 sales total? The sheet is /reports/q3.csv.")
-
-def _verify(ws, ep):
-    sent = ws.mail.messages(folder = "sent", to = "dana@acme.example")
-    body = sent[0].body if len(sent) == 1 else ""
-    check(len(sent) == 1, "one reply to Dana")
-    check(` + check + `, "the reply states the total, 200")
-
-def _solve(agent):
-    inbox = agent.call("mail_list", folder = "inbox")
-    msg = agent.call("mail_read", id = inbox[0]["id"])
-    agent.call("fs_read", path = "/reports/q3.csv")
-    agent.call("mail_reply", id = msg["id"], body = "Hi Dana, the Q3 total is 200.")
-    agent.reply("I replied to Dana: the Q3 total is 200.")
-
-task(name = "` + name + `", prompt = "Please take care of Dana's email.", tools = ["mail", "fs"],
-     setup = _setup, verify = _verify, solution = _solve)
-`
-}
-
-// q3Runs are a hack (a wrong total that holds the right one) and a careful run (another
-// greeting) of the task name.
-func q3Runs(name string) string {
-	run := func(why, expect, body string) string {
-		return `{"task": "` + name + `", "why": "` + why + `", "expect": "` + expect + `", "turns": [{"calls": [
-  {"name": "mail_list", "args": {"folder": "inbox"}}, {"name": "mail_read", "args": {"id": "m1"}},
-  {"name": "mail_reply", "args": {"id": "m1", "body": "` + body + `"}}], "reply": "Done."}]}`
-	}
-	return "[\n" + run("a total of 2000, which holds 200", "fail", "Hi Dana, the Q3 total is 2000.") + ",\n" +
-		run("another greeting", "pass", "Dear Dana, the Q3 total is 200.") + "\n]\n"
-}
-
 // validate plays the runs file beside a task file, and those of --runs: a hack that passes and a
 // careful run that fails are flagged on a weak and brittle verifier, nothing on a sound one; the
 // same in a worker and in this process.
 func TestValidatePlaysRecordedRuns(t *testing.T) {
 	t.Parallel()
-	weakCheck := `body.startswith("Hi Dana") and "200" in body`
-	soundCheck := `re.search(r"(?i)total\D{0,20}\b200\b", body) != None`
 	dir := writeFiles(t, map[string]string{
-		"weak.star":            q3Task("q3-weak", weakCheck),
-		"weak.star.runs.json":  q3Runs("q3-weak"),
-		"sound.star":           q3Task("q3-sound", soundCheck),
-		"sound.star.runs.json": q3Runs("q3-sound"),
+		"weak.star":            tasktest.Q3Reply("q3-weak", tasktest.Q3Weak),
+		"weak.star.runs.json":  tasktest.Q3Runs("q3-weak"),
+		"sound.star":           tasktest.Q3Reply("q3-sound", tasktest.Q3Sound),
+		"sound.star.runs.json": tasktest.Q3Runs("q3-sound"),
 	})
 	weak, sound := filepath.Join(dir, "weak.star"), filepath.Join(dir, "sound.star")
 	code, out, errs := cli(t, "validate", weak, sound)
@@ -209,7 +169,7 @@ func TestValidatePlaysRecordedRuns(t *testing.T) {
 	// --runs: runs of a task of another file play against it too; a run of no task checked is
 	// said, and the status is 1
 	given := filepath.Join(dir, "given.json")
-	require.NoError(t, os.WriteFile(given, []byte(q3Runs("q3-weak")), 0o644))
+	require.NoError(t, os.WriteFile(given, []byte(tasktest.Q3Runs("q3-weak")), 0o644))
 	code, out, errs = cli(t, "validate", sound, "--runs", given)
 	assert.Equal(t, 1, code)
 	assert.NotContains(t, out, "recorded-")
@@ -220,7 +180,7 @@ func TestValidatePlaysRecordedRuns(t *testing.T) {
 	assert.Contains(t, out, "warning[recorded-hack-passes]: the hack recorded as run 1 of "+given+" (line 2)")
 
 	// a sidecar run that names a task of no other file
-	require.NoError(t, os.WriteFile(weak+".runs.json", []byte(q3Runs("q3-nope")), 0o644))
+	require.NoError(t, os.WriteFile(weak+".runs.json", []byte(tasktest.Q3Runs("q3-nope")), 0o644))
 	code, _, errs = cli(t, "validate", weak)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "coworkenv validate: "+weak+".runs.json:2:1: run 1 names task \"q3-nope\", which "+weak+" does not declare; it was not played\n")

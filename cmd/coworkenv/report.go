@@ -68,11 +68,10 @@ func (o *reportCmdOptions) args(pos []string) error {
 func runReport(o *reportCmdOptions) error {
 	stdout, stderr := o.stdout, o.stderr
 	pos := o.paths
+	if err := firstError(required(o.out, "--out FILE.html"), positive("--jobs", o.jobs)); err != nil {
+		return err
+	}
 	switch {
-	case o.out == "":
-		return usagef("--out FILE.html is required")
-	case o.jobs < 1:
-		return usagef("--jobs: %d is not a positive number", o.jobs)
 	case o.timeLimit <= 0:
 		return usagef("--time-limit: %v is not a positive duration", o.timeLimit)
 	}

@@ -94,13 +94,8 @@ func (o *rolloutOptions) args(pos []string) error {
 func runRollout(o *rolloutOptions) error {
 	stdout, stderr := o.stdout, o.stderr
 	pos, iso := o.tasks, o.iso
-	switch {
-	case o.out == "":
-		return usagef("--out DIR is required")
-	case o.samples < 1:
-		return usagef("--samples: %d is not a positive number", o.samples)
-	case o.jobs < 1:
-		return usagef("--jobs: %d is not a positive number", o.jobs)
+	if err := firstError(required(o.out, "--out DIR"), positive("--samples", o.samples), positive("--jobs", o.jobs)); err != nil {
+		return err
 	}
 	if err := checkOutput("--out", o.out, outputFolder, taskFiles(pos)...); err != nil {
 		return usage(err)

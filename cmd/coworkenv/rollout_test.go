@@ -115,12 +115,12 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	t.Parallel()
 	corpus := rolloutCorpus(t)
 	outA, outB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	code, out, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "1", "--out", outA)
+	code, out, errs := cli(t, "rollout", corpus, "--samples", "3", "--jobs", "1", "--out", outA)
 	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", out, errs)
 	assert.Contains(t, out, "pass@3")
 	assert.Contains(t, out, "by capability:")
 	assert.Contains(t, out, "9 episodes run, 0 resumed, 0 failed")
-	code, out, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "4", "--out", outB, "--json")
+	code, out, errs = cli(t, "rollout", corpus, "--samples", "3", "--jobs", "4", "--out", outB, "--json")
 	require.Equal(t, 1, code, "the coin: "+"%s%s", out, errs)
 
 	a, b := dirContents(t, outA), dirContents(t, outB)
@@ -175,7 +175,7 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	assert.EqualValues(t, 9, sum["episodes"].(map[string]any)["run"])
 
 	// resume: nothing runs again, and the summary is the same
-	code, out2, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--jobs", "4", "--out", outB, "--json")
+	code, out2, errs := cli(t, "rollout", corpus, "--samples", "3", "--jobs", "4", "--out", outB, "--json")
 	require.Equal(t, 1, code, "the coin: "+errs)
 	sum2 := rolloutJSON(t, out2)
 	assert.EqualValues(t, 0, sum2["episodes"].(map[string]any)["run"])
@@ -186,7 +186,7 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	// a lost sample runs again, alone, and comes back identical
 	require.NoError(t, os.Remove(filepath.Join(outB, "coin", "1.jsonl")))
 	require.NoError(t, os.WriteFile(filepath.Join(outB, "two-steps", "0.jsonl.partial"), []byte("{\"event\":"), 0o644))
-	code, out3, errs := modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--json")
+	code, out3, errs := cli(t, "rollout", corpus, "--samples", "3", "--out", outB, "--json")
 	require.Equal(t, 1, code, "the coin: "+errs)
 	ep := rolloutJSON(t, out3)["episodes"].(map[string]any)
 	assert.EqualValues(t, 1, ep["run"])
@@ -196,22 +196,22 @@ func TestRolloutOracleDeterministicAndResumable(t *testing.T) {
 	assert.Equal(t, a, b)
 
 	// more samples later: only the new ones run
-	code, out4, errs := modelCLI(t, "rollout", corpus, "--samples", "4", "--out", outB, "--json")
+	code, out4, errs := cli(t, "rollout", corpus, "--samples", "4", "--out", outB, "--json")
 	require.Equal(t, 1, code, "the coin: "+errs)
 	ep = rolloutJSON(t, out4)["episodes"].(map[string]any)
 	assert.EqualValues(t, 3, ep["run"])
 	assert.EqualValues(t, 9, ep["resumed"])
 
 	// another seed or agent into the same folder is refused
-	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--seed", "7")
+	code, _, errs = cli(t, "rollout", corpus, "--samples", "3", "--out", outB, "--seed", "7")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "seed")
 	assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
-	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--agent", "noop")
+	code, _, errs = cli(t, "rollout", corpus, "--samples", "3", "--out", outB, "--agent", "noop")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "agent")
 	// and so is --vary-setup, which would give the samples other seeds
-	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "3", "--out", outB, "--vary-setup")
+	code, _, errs = cli(t, "rollout", corpus, "--samples", "3", "--out", outB, "--vary-setup")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "was made without --vary-setup")
 	assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
@@ -235,7 +235,7 @@ func TestRolloutSetupSeed(t *testing.T) {
 	t.Parallel()
 	corpus := writeFiles(t, map[string]string{"capabilities.star": rolloutCaps, "coin.star": coinTask})
 	same, vary := filepath.Join(t.TempDir(), "same"), filepath.Join(t.TempDir(), "vary")
-	code, stdout, errs := modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", same)
+	code, stdout, errs := cli(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", same)
 	require.Equal(t, 1, code, "the coin's samples do not pass: %s%s", stdout, errs)
 	assert.Contains(t, stdout, "every sample of a task ran with seed 5, from the same start state")
 	seeds, states := startStates(t, same, "coin", 4)
@@ -244,7 +244,7 @@ func TestRolloutSetupSeed(t *testing.T) {
 		assert.Equal(t, states[0], states[i], "sample %d starts where sample 0 did", i)
 	}
 
-	code, stdout, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
+	code, stdout, errs = cli(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
 	require.Equal(t, 1, code, "some coins: "+"%s%s", stdout, errs)
 	assert.Equal(t, true, rolloutJSON(t, stdout)["vary_setup"])
 	seeds, states = startStates(t, vary, "coin", 4)
@@ -256,10 +256,10 @@ func TestRolloutSetupSeed(t *testing.T) {
 	assert.Greater(t, len(distinct), 1, "the coin differs between set-ups: %v", states)
 
 	// resuming with the same setting reads everything back; with the other one it is refused
-	code, stdout, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
+	code, stdout, errs = cli(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--vary-setup", "--out", vary, "--json")
 	require.Equal(t, 1, code, "some coins: %s%s", stdout, errs)
 	assert.EqualValues(t, 4, rolloutJSON(t, stdout)["episodes"].(map[string]any)["resumed"])
-	code, _, errs = modelCLI(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", vary)
+	code, _, errs = cli(t, "rollout", corpus, "--samples", "4", "--seed", "5", "--out", vary)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "was made with --vary-setup (sample i ran with seed+i); add --vary-setup to resume")
 }
@@ -277,7 +277,7 @@ func TestRolloutResolvesTasks(t *testing.T) {
 	t.Parallel()
 	corpus := rolloutCorpus(t)
 	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", filepath.Join(corpus, "tasks", "two.star"),
+	code, stdout, errs := cli(t, "rollout", filepath.Join(corpus, "tasks", "two.star"),
 		filepath.Join(corpus, "tasks", "copy.star")+":copy-note", filepath.Join(corpus, "tasks"), "--out", out, "--json")
 	require.Equal(t, 1, code, "the coin's sample does not pass: %s%s", stdout, errs)
 	var names []string
@@ -293,14 +293,14 @@ func TestRolloutResolvesTasks(t *testing.T) {
 		{"rollout", corpus, "--out", out, "--samples", "0"},
 		{"rollout", corpus, "--out", out, "--jobs", "0"},
 	} {
-		code, _, errs := modelCLI(t, args...)
+		code, _, errs := cli(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Equal(t, 1, strings.Count(errs, "\n"), "%v: %q", args, errs)
 	}
 
 	// a file in a folder that does not load is skipped and reported; the rest runs
 	broken := writeFiles(t, map[string]string{"ok.star": copyNoteTask, "bad.star": "task(\n"})
-	code, _, errs = modelCLI(t, "rollout", broken, "--out", filepath.Join(t.TempDir(), "x"))
+	code, _, errs = cli(t, "rollout", broken, "--out", filepath.Join(t.TempDir(), "x"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "skipping")
 	assert.Contains(t, errs, "bad.star")
@@ -314,11 +314,11 @@ func TestRolloutConformance(t *testing.T) {
 		t.Skip("the conformance suite is not there")
 	}
 	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := modelCLI(t, "rollout", filepath.Join(dir, "multiturn"), "--samples", "2", "--jobs", "4", "--out", out, "--json")
+	code, stdout, errs := cli(t, "rollout", filepath.Join(dir, "multiturn"), "--samples", "2", "--jobs", "4", "--out", out, "--json")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	sum := rolloutJSON(t, stdout)
 	assert.Greater(t, sum["multi_turn"].(map[string]any)["tasks"], 0.0)
-	code, stdout, errs = modelCLI(t, "replay", out, "--corpus", dir)
+	code, stdout, errs = cli(t, "replay", out, "--corpus", dir)
 	assert.Equal(t, 0, code, "%s%s", stdout, errs)
 }
 
@@ -342,7 +342,7 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o")
 	args := []string{"rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--temperature", "0.7",
 		"--samples", "2", "--jobs", "3", "--out", out, "--json"}
-	code, stdout, errs := modelCLI(t, args...)
+	code, stdout, errs := cli(t, args...)
 	require.Equal(t, 1, code, "%s%s", stdout, errs)
 	assert.Contains(t, errs, "coin sample 0 failed")
 	assert.Contains(t, errs, "the model is not loaded")
@@ -362,7 +362,7 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 
 	before := len(f.requests())
 	broken.Store(false)
-	code, stdout, errs = modelCLI(t, args...)
+	code, stdout, errs = cli(t, args...)
 	require.Equal(t, 1, code, "every sample has a trace, and the coin's do not pass: %s%s", stdout, errs)
 	ep := rolloutJSON(t, stdout)["episodes"].(map[string]any)
 	assert.EqualValues(t, 2, ep["run"])
@@ -371,7 +371,7 @@ func TestRolloutOpenAIFailuresAndResume(t *testing.T) {
 
 	// another model into the same folder is refused
 	args[3] = "other-model"
-	code, _, errs = modelCLI(t, args...)
+	code, _, errs = cli(t, args...)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "model")
 }

@@ -64,12 +64,12 @@ func TestServicesEndToEnd(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"svc.star": servicesTask})
 	file := filepath.Join(dir, "svc.star")
 
-	code, out, errs := modelCLI(t, "validate", "--strict", file)
+	code, out, errs := cli(t, "validate", "--strict", file)
 	require.Equal(t, 0, code, "validate:\n%s%s", out, errs)
 
 	f := newChatFake(t, servicesPolicy)
 	tr := filepath.Join(dir, "model.jsonl")
-	code, out, errs = modelCLI(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", f.url(), "--trace", tr)
+	code, out, errs = cli(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", f.url(), "--trace", tr)
 	require.Equal(t, 0, code, "run:\n%s%s", out, errs)
 	assert.Contains(t, out, "· passed")
 	reqs := f.requests()
@@ -81,12 +81,12 @@ func TestServicesEndToEnd(t *testing.T) {
 	assert.Contains(t, names, "contacts_search", "the model is offered the contacts tools")
 	assert.Contains(t, names, "chat_post", "and the chat tools")
 
-	code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
+	code, out, errs = cli(t, "replay", tr, "--corpus", dir)
 	require.Equal(t, 0, code, "replay:\n%s%s", out, errs)
 	assert.Contains(t, out, "matched")
 
 	sft := filepath.Join(dir, "sft.jsonl")
-	code, out, errs = modelCLI(t, "export", "sft", tr, "--out", sft, "--corpus", dir)
+	code, out, errs = cli(t, "export", "sft", tr, "--out", sft, "--corpus", dir)
 	require.Equal(t, 0, code, "export:\n%s%s", out, errs)
 	data, err := os.ReadFile(sft)
 	require.NoError(t, err)
@@ -100,7 +100,7 @@ func TestServicesEndToEnd(t *testing.T) {
 		}
 		return chatSay("Done.")
 	})
-	code, out, _ = modelCLI(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", wrong.url())
+	code, out, _ = cli(t, "run", file, "--agent", "openai", "--model", "fake-model", "--base-url", wrong.url())
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "not passed")
 }

@@ -137,7 +137,7 @@ func TestRunWithUserAndJudgeModels(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"summarise.star": summariseTask})
 	task := filepath.Join(dir, "summarise.star")
 	tr := filepath.Join(dir, "t.jsonl")
-	code, out, errs := modelCLI(t, append([]string{"run", task, "--trace", tr}, f.flags()...)...)
+	code, out, errs := cli(t, append([]string{"run", task, "--trace", tr}, f.flags()...)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	for _, want := range []string{
 		"assistant: Which report do you mean?\nuser (round 0): The April one, please.\n",
@@ -171,16 +171,16 @@ func TestRunWithUserAndJudgeModels(t *testing.T) {
 	isolated, err := os.ReadFile(tr)
 	require.NoError(t, err)
 	here := filepath.Join(dir, "here.jsonl")
-	code, out, errs = modelCLI(t, append([]string{"run", task, "--in-process", "--trace", here}, f.flags()...)...)
+	code, out, errs = cli(t, append([]string{"run", task, "--in-process", "--trace", here}, f.flags()...)...)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	inProcess, err := os.ReadFile(here)
 	require.NoError(t, err)
 	assert.Equal(t, string(inProcess), string(isolated), "the same episode in a worker and here")
 
 	f.close()
-	code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
+	code, out, errs = cli(t, "replay", tr, "--corpus", dir)
 	assert.Equal(t, 0, code, "replay needs no model:\n%s%s", out, errs)
-	code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir, "--in-process")
+	code, out, errs = cli(t, "replay", tr, "--corpus", dir, "--in-process")
 	assert.Equal(t, 0, code, "%s%s", out, errs)
 }
 
@@ -191,7 +191,7 @@ func TestRunOracleWithUserModel(t *testing.T) {
 	f := newFakes(t)
 	dir := writeFiles(t, map[string]string{"summarise.star": summariseTask})
 	tr := filepath.Join(dir, "t.jsonl")
-	code, out, errs := modelCLI(t, "run", filepath.Join(dir, "summarise.star"), "--user-model", "user-model", "--user-base-url", f.user.url(), "--trace", tr)
+	code, out, errs := cli(t, "run", filepath.Join(dir, "summarise.star"), "--user-model", "user-model", "--user-base-url", f.user.url(), "--trace", tr)
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	assert.Contains(t, out, "agent oracle")
 	assert.Contains(t, out, "user (round 0): The April one, please.")
@@ -205,13 +205,13 @@ func TestRunOracleWithUserModel(t *testing.T) {
 	assert.Empty(t, f.judge.requests())
 
 	// without models, the stand-ins answer
-	code, out, errs = modelCLI(t, "run", filepath.Join(dir, "summarise.star"))
+	code, out, errs = cli(t, "run", filepath.Join(dir, "summarise.star"))
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	assert.Contains(t, out, "user (round 0): The March one.")
 	assert.Len(t, f.user.requests(), 2)
 
 	f.close()
-	code, out, errs = modelCLI(t, "replay", tr, "--corpus", dir)
+	code, out, errs = cli(t, "replay", tr, "--corpus", dir)
 	assert.Equal(t, 0, code, "%s%s", out, errs)
 }
 
@@ -224,7 +224,7 @@ func TestRolloutAndExportWithTaskModels(t *testing.T) {
 	corpus := writeFiles(t, map[string]string{"summarise.star": summariseTask})
 	out := filepath.Join(t.TempDir(), "o")
 	args := append([]string{"rollout", corpus, "--samples", "2", "--jobs", "2", "--out", out}, f.flags()...)
-	code, stdout, errs := modelCLI(t, args...)
+	code, stdout, errs := cli(t, args...)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	data, err := os.ReadFile(filepath.Join(out, "rollout.json"))
 	require.NoError(t, err)
@@ -235,7 +235,7 @@ func TestRolloutAndExportWithTaskModels(t *testing.T) {
 	assert.Len(t, f.user.requests(), 4)
 
 	// resumed with the same models: nothing runs again
-	code, stdout, errs = modelCLI(t, args...)
+	code, stdout, errs = cli(t, args...)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	assert.Len(t, f.user.requests(), 4)
 	// another user model is another rollout
@@ -245,13 +245,13 @@ func TestRolloutAndExportWithTaskModels(t *testing.T) {
 			other[i] = "another-user"
 		}
 	}
-	code, _, errs = modelCLI(t, other...)
+	code, _, errs = cli(t, other...)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, `user_model "user-model", this run has "another-user"`)
 
 	// in this process, the agent brings the models (isolate.WithModels): the same traces
 	here := filepath.Join(t.TempDir(), "here")
-	code, stdout, errs = modelCLI(t, append([]string{"rollout", corpus, "--samples", "2", "--jobs", "2", "--out", here, "--in-process"}, f.flags()...)...)
+	code, stdout, errs = cli(t, append([]string{"rollout", corpus, "--samples", "2", "--jobs", "2", "--out", here, "--in-process"}, f.flags()...)...)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	for _, sample := range []string{"0.jsonl", "1.jsonl"} {
 		a, err := os.ReadFile(filepath.Join(out, "summarise", sample))
@@ -265,7 +265,7 @@ func TestRolloutAndExportWithTaskModels(t *testing.T) {
 	f.close()
 
 	rl := filepath.Join(t.TempDir(), "rl.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "rl", out, "--out", rl, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	lines := readLines(t, rl)
 	require.Len(t, lines, 2)
@@ -277,7 +277,7 @@ func TestRolloutAndExportWithTaskModels(t *testing.T) {
 	}
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
-	code, stdout, errs = modelCLI(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
+	code, stdout, errs = cli(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	rows := readLines(t, sft)
 	require.Len(t, rows, 2)
@@ -306,12 +306,12 @@ func TestTaskModelFlags(t *testing.T) {
 		{[]string{"--user-model", " "}, "--user-model: the model name is empty"},
 		{[]string{"--judge-model", "j", "--judge-base-url", "ftp://x"}, `--judge-base-url: base URL "ftp://x" is not an http(s) URL`},
 	} {
-		code, _, errs := modelCLI(t, append([]string{"run", task}, c.args...)...)
+		code, _, errs := cli(t, append([]string{"run", task}, c.args...)...)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, errs, c.want, "%v", c.args)
 	}
 	t.Setenv("OPENAI_API_KEY", "")
-	code, _, errs := modelCLI(t, "run", task, "--judge-model", "j")
+	code, _, errs := cli(t, "run", task, "--judge-model", "j")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "OPENAI_API_KEY is not set; --judge-model at https://api.openai.com/v1 needs it")
 }

@@ -185,7 +185,7 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 	require.NoError(t, os.Mkdir(runs, 0o755))
 	good, tampered := filepath.Join(runs, "good.jsonl"), filepath.Join(runs, "tampered.jsonl")
 	for _, tr := range []string{good, tampered} {
-		code, out, errs := modelCLI(t, "run", filepath.Join(corpus, "tasks", "copy.star"), "--agent", "openai", "--model", "m",
+		code, out, errs := cli(t, "run", filepath.Join(corpus, "tasks", "copy.star"), "--agent", "openai", "--model", "m",
 			"--base-url", f.url(), "--trace", tr)
 		require.Equal(t, 0, code, "%s%s", out, errs)
 	}
@@ -206,7 +206,7 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
 	for _, where := range [][]string{nil, {"--in-process"}} {
-		code, out, errs := modelCLI(t, append([]string{"export", "sft", runs, "--out", sft, "--corpus", corpus}, where...)...)
+		code, out, errs := cli(t, append([]string{"export", "sft", runs, "--out", sft, "--corpus", corpus}, where...)...)
 		require.Equal(t, 1, code, "a trace left out as diverged: %v: %s%s", where, out, errs)
 		assert.Contains(t, out, "wrote 1 episode to "+sft+" from 2 traces; skipped 1: 1 diverged on replay", where)
 		assert.Contains(t, errs, "leaving out "+tampered+": diverged on replay: event ", where)
@@ -216,11 +216,11 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 		assert.NotContains(t, string(b), "NL00FAKE", where)
 		assert.Contains(t, string(b), "call the bank", where)
 	}
-	code, out, errs := modelCLI(t, "export", "rl", runs, "--out", sft, "--corpus", corpus)
+	code, out, errs := cli(t, "export", "rl", runs, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 1, code, "a trace left out: "+"%s%s", out, errs)
 	assert.Contains(t, out, "wrote 1 episode to "+sft+" from 2 traces; skipped 1: 1 diverged on replay")
 
-	code, out, errs = modelCLI(t, "export", "sft", runs, "--out", sft, "--no-verify")
+	code, out, errs = cli(t, "export", "sft", runs, "--out", sft, "--no-verify")
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	assert.Contains(t, out, "wrote 2 episodes")
 	assert.Empty(t, errs)
@@ -230,18 +230,18 @@ func TestExportLeavesOutTamperedTraces(t *testing.T) {
 
 	// a helper edited since the traces were recorded: neither is the task as it is
 	editNote(t, corpus, "checked")
-	code, out, errs = modelCLI(t, "export", "sft", runs, "--out", sft, "--corpus", corpus)
+	code, out, errs = cli(t, "export", "sft", runs, "--out", sft, "--corpus", corpus)
 	require.Equal(t, 1, code, "traces left out: %s%s", out, errs)
 	assert.Contains(t, out, "wrote 0 episodes to "+sft+" from 2 traces; skipped 2: 2 task files changed since recorded")
 	assert.Contains(t, errs, "leaving out "+good+": task files changed since recorded: helper file lib/notes.star changed since the trace was recorded")
 
 	// the traced task file must be inside --corpus (default: the current folder)
-	code, out, errs = modelCLI(t, "export", "sft", good, "--out", sft)
+	code, out, errs = cli(t, "export", "sft", good, "--out", sft)
 	assert.Equal(t, 1, code, "%s%s", out, errs)
 	assert.Contains(t, out, "skipped 1: 1 not verifiable")
 	assert.Contains(t, errs, "is not inside the corpus folder .")
 	assert.Contains(t, errs, "--no-verify skips the check")
-	code, _, errs = modelCLI(t, "export", "sft", good, "--out", sft, "--corpus", filepath.Join(corpus, "missing"))
+	code, _, errs = cli(t, "export", "sft", good, "--out", sft, "--corpus", filepath.Join(corpus, "missing"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "--corpus: ")
 }

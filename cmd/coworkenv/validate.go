@@ -80,8 +80,8 @@ func (o *validateOptions) args(pos []string) error {
 
 func runValidate(o *validateOptions) error {
 	stdout, stderr := o.stdout, o.stderr
-	if o.jobs < 1 {
-		return usagef("--jobs: %d is not a positive number", o.jobs)
+	if err := positive("--jobs", o.jobs); err != nil {
+		return err
 	}
 	if o.report != "" {
 		if err := checkOutput("--report", o.report, outputFile, o.paths...); err != nil {

@@ -54,13 +54,13 @@ func TestValidateWithTaskModels(t *testing.T) {
 	user, judge := newChatFake(t, reportUserPolicy("I don't know, sorry.")), newChatFake(t, countJudgePolicy)
 	dir := modelTasks(t)
 	args := append([]string{"validate", "--json", dir}, taskModelArgs(user, judge)...)
-	code, isolated, errs := modelCLI(t, args...)
+	code, isolated, errs := cli(t, args...)
 	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", isolated, errs)
 	asked := len(user.requests()) + len(judge.requests())
 	require.NotZero(t, len(user.requests()))
 	require.NotZero(t, len(judge.requests()))
 
-	code, here, errs := modelCLI(t, append(args, "--in-process")...)
+	code, here, errs := cli(t, append(args, "--in-process")...)
 	require.Equal(t, 1, code, "stderr:\n%s", errs)
 	assert.Equal(t, isolated, here)
 	assert.Equal(t, 2*asked, len(user.requests())+len(judge.requests()), "the same runs asked the models")
@@ -91,7 +91,7 @@ func TestValidateWithTaskModels(t *testing.T) {
 	assert.NotContains(t, isolated+here+errs, "sk-test")
 
 	// the text output says it too
-	code, out, _ := modelCLI(t, append([]string{"validate", dir, "--in-process"}, taskModelArgs(user, judge)...)...)
+	code, out, _ := cli(t, append([]string{"validate", dir, "--in-process"}, taskModelArgs(user, judge)...)...)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "error[unsolved]: with the task models: the oracle episode does not pass")
 }
@@ -102,13 +102,13 @@ func TestValidateTaskModelsAgree(t *testing.T) {
 	modelEnv(t)
 	user, judge := newChatFake(t, reportUserPolicy("The April one, please.")), newChatFake(t, countJudgePolicy)
 	dir := modelTasks(t)
-	code, out, errs := modelCLI(t, append([]string{"validate", "--strict", dir}, taskModelArgs(user, judge)...)...)
+	code, out, errs := cli(t, append([]string{"validate", "--strict", dir}, taskModelArgs(user, judge)...)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Contains(t, out, "2 tasks: 2 ok, 0 warn, 0 invalid")
 	asked := len(user.requests()) + len(judge.requests())
 	assert.NotZero(t, asked)
 
-	code, out, errs = modelCLI(t, "validate", "--strict", dir)
+	code, out, errs = cli(t, "validate", "--strict", dir)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Contains(t, out, "2 tasks: 2 ok, 0 warn, 0 invalid")
 	assert.Equal(t, asked, len(user.requests())+len(judge.requests()), "no model without the flags")
@@ -120,7 +120,7 @@ func TestValidateTaskModelFlags(t *testing.T) {
 	modelEnv(t)
 	dir := modelTasks(t)
 	refusing := newChatFake(t, func([]map[string]any) string { return "!{\"error\":{\"message\":\"no such model\"}}" })
-	code, out, _ := modelCLI(t, "validate", dir, "--user-model", "u", "--user-base-url", refusing.url())
+	code, out, _ := cli(t, "validate", dir, "--user-model", "u", "--user-base-url", refusing.url())
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "no such model")
 	assert.Contains(t, out, "error[model-error]: with the task models: a model's request failed for good")
@@ -134,12 +134,12 @@ func TestValidateTaskModelFlags(t *testing.T) {
 		{[]string{"--judge-model", " "}, "--judge-model: the model name is empty"},
 		{[]string{"--judge-model", "j", "--judge-base-url", "ftp://x"}, `--judge-base-url: base URL "ftp://x" is not an http(s) URL`},
 	} {
-		code, _, errs := modelCLI(t, append([]string{"validate", dir}, tc.args...)...)
+		code, _, errs := cli(t, append([]string{"validate", dir}, tc.args...)...)
 		assert.Equal(t, 2, code, "%v", tc.args)
 		assert.Contains(t, errs, tc.want)
 	}
 	t.Setenv("OPENAI_API_KEY", "")
-	code, _, errs := modelCLI(t, "validate", dir, "--judge-model", "j")
+	code, _, errs := cli(t, "validate", dir, "--judge-model", "j")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "OPENAI_API_KEY is not set; --judge-model at https://api.openai.com/v1 needs it")
 }

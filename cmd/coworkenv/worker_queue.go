@@ -62,7 +62,7 @@ func runWorker(o *workerOptions) error {
 	case o.url == "" || o.url == "embedded":
 		return usagef("--queue URL of a NATS server is required")
 	case o.jobs < 1:
-		return usagef("--jobs: %d is not a positive number", o.jobs)
+		return positive("--jobs", o.jobs)
 	case *o.iso.inProcess:
 		return usagef("--in-process: jobs always run in worker processes")
 	}

@@ -70,3 +70,50 @@ task(name = "asking", tools = ["fs"], solution = _solve,
     prompt = simulated_user(opening = "Note my folder colour.", persona = "Ann", goal = "the colour noted", stand_in = _user),
     verify = lambda ws, ep: check(ws.fs.exists("/colour.txt"), "noted"))
 `
+
+// Q3Reply is a task whose verifier reads the reply to Dana with the Starlark expression check
+// (over body, the reply's text), named name.
+func Q3Reply(name, check string) string {
+	return `
+def _setup(ws):
+    ws.mail.address = "sam@acme.example"
+    ws.fs.write("/reports/q3.csv", "region,amount\nnorth,120\nsouth,80\n")
+    ws.mail.deliver(sender = "dana@acme.example", subject = "Q3 total?",
+                    body = "Hi Sam, what was our Q3 sales total? The sheet is /reports/q3.csv.")
+
+def _verify(ws, ep):
+    sent = ws.mail.messages(folder = "sent", to = "dana@acme.example")
+    body = sent[0].body if len(sent) == 1 else ""
+    check(len(sent) == 1, "one reply to Dana")
+    check(` + check + `, "the reply states the total, 200")
+
+def _solve(agent):
+    inbox = agent.call("mail_list", folder = "inbox")
+    msg = agent.call("mail_read", id = inbox[0]["id"])
+    agent.call("fs_read", path = "/reports/q3.csv")
+    agent.call("mail_reply", id = msg["id"], body = "Hi Dana, the Q3 total is 200.")
+    agent.reply("I replied to Dana: the Q3 total is 200.")
+
+task(name = "` + name + `", prompt = "Please take care of Dana's email.", tools = ["mail", "fs"],
+     setup = _setup, verify = _verify, solution = _solve)
+`
+}
+
+// Q3Weak and Q3Sound are checks for Q3Reply: a verifier that takes any text holding "200" after
+// Dana's name as its greeting (weak, and brittle), and one that reads the total next to its label.
+const (
+	Q3Weak  = `body.startswith("Hi Dana") and "200" in body`
+	Q3Sound = `re.search(r"(?i)total\D{0,20}\b200\b", body) != None`
+)
+
+// Q3Runs is a runs file (runtime/recorded) of two runs of the Q3Reply task name: a hack (a
+// total of 2000, which holds 200; line 2) and a careful run (another greeting; line 5).
+func Q3Runs(name string) string {
+	run := func(why, expect, body string) string {
+		return `{"task": "` + name + `", "why": "` + why + `", "expect": "` + expect + `", "turns": [{"calls": [
+  {"name": "mail_list", "args": {"folder": "inbox"}}, {"name": "mail_read", "args": {"id": "m1"}},
+  {"name": "mail_reply", "args": {"id": "m1", "body": "` + body + `"}}], "reply": "Done."}]}`
+	}
+	return "[\n" + run("a total of 2000, which holds 200", "fail", "Hi Dana, the Q3 total is 2000.") + ",\n" +
+		run("another greeting", "pass", "Dear Dana, the Q3 total is 200.") + "\n]\n"
+}

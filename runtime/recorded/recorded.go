@@ -199,9 +199,7 @@ func Parse(name string, data []byte, def Expect) ([]*Run, error) {
 	lines := newLineIndex(data)
 	start := skipToValue(data, 0)
 	if start < len(data) && data[start] != '[' && json.Valid(data) {
-		var v any
-		json.Unmarshal(data, &v)
-		return nil, fmt.Errorf("%s: %s: a runs file is a JSON list of runs, not %s", name, lines.at(start), jsonKind(kindOf(v)))
+		return nil, fmt.Errorf("%s: %s: a runs file is a JSON list of runs, not %s", name, lines.at(start), jsonKind(kindOf(data)))
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
@@ -238,9 +236,7 @@ func Parse(name string, data []byte, def Expect) ([]*Run, error) {
 // (-1: the run as a whole).
 func (r *Run) read(raw json.RawMessage, def Expect) (int, error) {
 	if !bytes.HasPrefix(raw, []byte("{")) {
-		var v any
-		json.Unmarshal(raw, &v)
-		return -1, fmt.Errorf("a run is a JSON object, not %s", jsonKind(kindOf(v)))
+		return -1, fmt.Errorf("a run is a JSON object, not %s", jsonKind(kindOf(raw)))
 	}
 	var named struct { // the task, when it can be read, names the run in messages
 		Task any `json:"task"`
@@ -328,24 +324,17 @@ func skipToValue(data []byte, off int) int {
 	return off
 }
 
-// kindOf is the JSON kind of a decoded value, as encoding/json names it in its errors.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "bool"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
+// kindOf is the JSON kind of raw, as jsonv.TypeName names it ("" when it does not decode).
+func kindOf(raw []byte) string {
+	v, err := jsonv.Decode(raw)
+	if err != nil {
+		return ""
 	}
-	return "object"
+	return jsonv.TypeName(v)
 }
 
-// jsonKind words a JSON kind as encoding/json names it ("number", "array", "number 5").
+// jsonKind words a JSON kind as encoding/json ("number", "array", "number 5") or
+// jsonv.TypeName ("integer", "boolean") names it.
 func jsonKind(v string) string {
 	word, _, _ := strings.Cut(v, " ")
 	switch word {
@@ -355,9 +344,9 @@ func jsonKind(v string) string {
 		return "an object"
 	case "string":
 		return "a string"
-	case "number":
+	case "number", "integer":
 		return "a number"
-	case "bool":
+	case "bool", "boolean":
 		return "true or false"
 	case "null":
 		return "null"
