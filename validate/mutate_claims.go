@@ -107,6 +107,7 @@ type claimTarget struct {
 	about   []string
 	fn      string // "states", "denies", or "" for a value no statement of the verifier covers
 	checked bool   // the value is known to matter to the verifier
+	avoid   map[string]bool // the values the statement expects: never a rival
 }
 
 func (t *claimTarget) where(o *oracleRun) string { return t.places[0].describe(o) }
@@ -136,7 +137,24 @@ func claimTargets(o *oracleRun) []*claimTarget {
 			continue
 		}
 		seen[k] = true
-		out = append(out, &claimTarget{places: ps, text: u.Text, opt: u.Options, claim: *u.Verdict.Support, about: u.About, fn: u.Fn, checked: true})
+		avoid := map[string]bool{}
+		for _, v := range u.Values {
+			avoid[v.String()] = true
+			for _, f := range strings.Fields(v.String()) {
+				avoid[f] = true // the day and the time of a date with a time
+			}
+		}
+		out = append(out, &claimTarget{places: ps, text: u.Text, opt: u.Options, claim: *u.Verdict.Support, about: u.About, fn: u.Fn, checked: true, avoid: avoid})
+	}
+	// the values the statements on a text expect are never made its rivals
+	avoidOf := map[string]map[string]bool{}
+	for _, t := range out {
+		if avoidOf[t.text] == nil {
+			avoidOf[t.text] = map[string]bool{}
+		}
+		for v := range t.avoid {
+			avoidOf[t.text][v] = true
+		}
 	}
 	opt := readOptions(o)
 	for _, it := range proseItems(o) {
@@ -147,8 +165,11 @@ func claimTargets(o *oracleRun) []*claimTarget {
 			if n >= 4 {
 				break
 			}
-			if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.Email || c.Kind == claims.ID {
+			if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.Email || c.Kind == claims.ID || c.Role == "end" || avoidOf[text][c.Value] {
 				continue
+			}
+			if c.Kind == claims.Status && !predicated(text, c) {
+				continue // "open orders", "111 free": a word of a noun phrase, not a statement of a status
 			}
 			k := key(text, c)
 			if seen[k] {
@@ -156,10 +177,26 @@ func claimTargets(o *oracleRun) []*claimTarget {
 			}
 			seen[k] = true
 			n++
-			out = append(out, &claimTarget{places: ps, text: text, opt: opt, claim: c})
+			out = append(out, &claimTarget{places: ps, text: text, opt: opt, claim: c, avoid: avoidOf[text]})
 		}
 	}
 	return out
+}
+
+// predicated reports whether a status word is said of something ("INV-2041 is approved",
+// "Approved:", "status: closed") rather than part of a noun phrase ("the open orders").
+func predicated(text string, c claims.Claim) bool {
+	before := strings.TrimRight(text[:c.Start], " \t")
+	if before == "" || strings.HasSuffix(before, "\n") || strings.HasSuffix(before, ":") || strings.HasSuffix(before, "(") {
+		return true
+	}
+	i := strings.LastIndexAny(before, " \t\n")
+	last := strings.ToLower(before[i+1:])
+	switch last {
+	case "is", "are", "was", "were", "been", "be", "being", "now", "got", "get", "gets", "stays", "remains", "still", "already", "not":
+		return true
+	}
+	return false
 }
 
 // rivalPool gathers values of each kind from what the agent saw in the oracle episode (user
@@ -220,14 +257,15 @@ func walkStrings(v jsonv.Value, depth int, fn func(string)) {
 	}
 }
 
-// rival is another value of c's kind: one the agent saw, else one made up in c's style.
-func (p *rivalPool) rival(c claims.Claim, opt claims.Options) string {
+// rival is another value of c's kind: one the agent saw, else one made up in c's style; never
+// one of avoid (the values a statement expects).
+func (p *rivalPool) rival(c claims.Claim, opt claims.Options, avoid map[string]bool) string {
 	if c.Kind == claims.Status {
 		// another pole of the same axis, never a status of another axis
 		return claims.Rival(c, opt)
 	}
 	for _, r := range p.byKind[c.Kind] {
-		if r.Value == c.Value || (c.Kind == claims.Count && !sameUnit(r.Value, c.Value)) || r.Text == "" {
+		if r.Value == c.Value || avoid[r.Value] || (c.Kind == claims.Count && !sameUnit(r.Value, c.Value)) || r.Text == "" {
 			continue
 		}
 		if c.Kind == claims.Date && len(r.Value) != 10 {
@@ -284,7 +322,7 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 		}
 		return out
 	}
-	rival := pool.rival(c, t.opt)
+	rival := pool.rival(c, t.opt, t.avoid)
 	a, b := d.SentenceOf(c)
 	if rival != "" && c.Start >= a && c.End <= b {
 		sent := text[a:b]
@@ -300,7 +338,7 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 	}
 	// another party: the name the value is bound to, replaced in its sentence by another of its
 	// class, when the verifier's statement does not name a party of that class
-	if c.Entity != "" && t.fn == "states" && !namesClass(d, t.about, d.NameClassOf(c.Entity)) {
+	if c.Entity != "" && t.fn == "states" && !namesAny(d, t.about) {
 		for _, n := range d.Claims() {
 			if n.Kind != claims.Name || n.Value != c.Entity || n.Sentence != c.Sentence {
 				continue
@@ -335,10 +373,11 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 	return out
 }
 
-// namesClass reports whether a statement's cues name a known name of class.
-func namesClass(d *claims.Doc, about []string, class claims.NameClass) bool {
+// namesAny reports whether a statement's cues name a known name or an id: it is bound to a party
+// already.
+func namesAny(d *claims.Doc, about []string) bool {
 	for _, a := range about {
-		if k := d.NameKey(a); k != "" && d.NameClassOf(k) == class {
+		if d.NameKey(a) != "" || len(claims.Read(a, claims.Options{}).Claims()) == 1 && claims.Read(a, claims.Options{}).Claims()[0].Kind == claims.ID {
 			return true
 		}
 	}
@@ -426,7 +465,7 @@ func (v *taskCheck) checkClaims(o *oracleRun) {
 					break
 				}
 				budget--
-				rival := pool.rival(s.t.claim, s.t.opt)
+				rival := pool.rival(s.t.claim, s.t.opt, s.t.avoid)
 				sub := s.t.text[:s.t.claim.Start] + rival + s.t.text[s.t.claim.End:]
 				calls, replies := with(o, s.t.places, sub)
 				if rs := v.replay(o, "blind-to-claim", calls, replies); rival == "" || rs.Err != nil || rs.Passed || !allSucceeded(rs) {
@@ -511,7 +550,7 @@ func misreport(reply string, opt claims.Options, pool *rivalPool) (string, strin
 		if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.Email || c.Kind == claims.ID {
 			continue
 		}
-		r := pool.rival(c, opt)
+		r := pool.rival(c, opt, nil)
 		if c.Kind == claims.Status {
 			if o := claims.OtherPoles(c); len(o) > 0 {
 				r = o[0]

@@ -606,6 +606,10 @@ func (d *Doc) clauses(s *sentence) {
 			c.cont = -1
 			continue
 		}
+		if c.start == ":" && s.clauses[ci-1].start != ":" && d.shortValue(s, *c) {
+			c.own, c.cont = false, ci-1 // "Strongest region: north": the value of its label
+			continue
+		}
 		c.own = d.ownSubject(s, c)
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
@@ -1254,6 +1258,44 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// shortValue reports whether a clause is a short value of a label before it (at most three words,
+// no pronoun): "north", "Dock 4", "the Maas room".
+func (d *Doc) shortValue(s *sentence, c clause) bool {
+	n := 0
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		n++
+		if it.m == nil && personalPronouns[d.toks[it.t0].low] {
+			return false
+		}
+	}
+	return n <= 3
+}
+
+// bare reports whether a clause is only a value or a name, perhaps with a conjunction or a
+// determiner: a conjunct ("VF-403", "and INV-2042").
+func (d *Doc) bare(s *sentence, c clause) bool {
+	n, vals := 0, 0
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		if it.m != nil {
+			vals++
+			continue
+		}
+		if w := d.toks[it.t0].low; w == "and" || w == "or" || determiners[w] || w == "both" {
+			continue
+		}
+		n++
+	}
+	return vals > 0 && n == 0
+}
+
 // ---- binding ----
 
 // bind finds what each value is about: its clause, the clauses it continues, its sentence's
@@ -1295,6 +1337,11 @@ func (d *Doc) bind() {
 func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	var out []span
 	ci := s.items[at].clause
+	// a bare conjunct shares the predicate that follows it: "VF-403 and VF-405 are delayed"
+	for x := ci; !own && x+1 < len(s.clauses) && s.clauses[x+1].cont == x && d.bare(s, s.clauses[x]); x++ {
+		c := s.clauses[x+1]
+		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+	}
 	first := false
 	for ci >= 0 {
 		c := s.clauses[ci]

@@ -223,6 +223,21 @@ func (sc *scanner) isoDate(i int) int {
 		m := sc.add(Date, i, j, day.Format("2006-01-02"))
 		m.day = day
 		if k := sc.clockAt(j+1, true); k > j+1 {
+			// an offset after the time ("+01:00", "-05:00") belongs to it
+			if o := sc.low(k); (o == "+" || o == "-") && sc.attached(k) {
+				if h := sc.tok(k + 1); h != nil && h.kind == tNum && sc.attached(k+1) {
+					k += 2
+					if sc.low(k) == ":" && sc.attached(k) {
+						if m := sc.tok(k + 1); m != nil && m.kind == tNum && sc.attached(k+1) {
+							k += 2
+						}
+					}
+					if t := sc.out[len(sc.out)-1]; t.Kind == Time {
+						t.t1, t.End = k, sc.d.toks[k-1].e
+						t.Text = sc.d.src[t.Start:t.End]
+					}
+				}
+			}
 			return k
 		}
 		return j
@@ -1078,7 +1093,7 @@ func (sc *scanner) quantity(i int) int {
 			return i
 		}
 		val, end = n.val, n.end
-		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) {
+		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) && sc.yearContext(i, end) {
 			if y := val.IntPart(); y >= 1900 && y <= 2200 {
 				return end // a year
 			}
@@ -1172,9 +1187,18 @@ func (sc *scanner) quantity(i int) int {
 		!isMonthOrDay(u.low) && durationUnits[u.low] == 0 {
 		if _, cur := currencyWords[u.low]; !cur {
 			unit := singular(u.key)
-			m := sc.add(Count, i, k+1, val.String()+" "+unit)
+			e := k + 1
+			// a compound of two nouns: "9 pallet places", "3 loading slots"
+			if n := sc.tok(e); n != nil && n.kind == tWord && strings.HasSuffix(n.low, "s") && len(n.low) > 3 &&
+				!unitStop[n.low] && !functionWords[n.low] && !isMonthOrDay(n.low) && durationUnits[n.low] == 0 && !strings.HasSuffix(u.low, "s") {
+				if _, isStatus := sc.d.r.statusIndex[n.key]; !isStatus {
+					unit += " " + singular(n.key)
+					e++
+				}
+			}
+			m := sc.add(Count, i, e, val.String()+" "+unit)
 			m.num, m.unit = val, unit
-			return k + 1
+			return e
 		}
 	}
 	if isWord {
@@ -1197,6 +1221,28 @@ func (sc *scanner) euroPallet(j, k int) bool {
 	}
 	n := sc.tok(k)
 	return n != nil && (n.key == "pallet" || n.key == "pallets")
+}
+
+// yearWords before or after a four-digit number make it a year ("in 2026", "Q3 2026", "the 2026
+// tariffs", "December 2025", "FY 2026").
+var yearWords = words(`in since until till by of from to the our this next last fy year q1 q2 q3 q4 h1 h2 financial fiscal during before after for`)
+
+// yearContext reports whether the number at i..end is a year by its neighbours: a year word or a
+// month before it, or a word glued to a quarter ("Q3"); a number alone ("Total: 2000") is no year.
+func (sc *scanner) yearContext(i, end int) bool {
+	prev := sc.low(i - 1)
+	if yearWords[prev] || isMonthOrDay(prev) {
+		return true
+	}
+	if t := sc.tok(i - 1); t != nil && t.kind == tNum && sc.low(i-2) == "q" {
+		return true // "Q3 2026"
+	}
+	for _, m := range months {
+		if len(prev) >= 3 && strings.HasPrefix(m, prev) {
+			return true
+		}
+	}
+	return false
 }
 
 // isQuantityFollower reports whether the token at j makes the number before it a quantity.
