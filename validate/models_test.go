@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +47,9 @@ func userModel(t *testing.T, answer string) *chattest.Server {
 // judgeModel is a fake judge model that passes a text when pass says so.
 func judgeModel(t *testing.T, pass func(text string) bool) *chattest.Server {
 	return chattest.New(t, func(r *chattest.Request) chattest.Answer {
-		v, _ := json.Marshal(map[string]any{"passed": pass(lastMessage(r)), "reason": "read it"})
+		// the text graded, after the rubric (which may quote what the text must say)
+		_, text, _ := strings.Cut(lastMessage(r), "\n\nText:\n")
+		v, _ := json.Marshal(map[string]any{"passed": pass(text), "reason": "read it"})
 		return chattest.Answer{Body: chattest.Say(string(v))}
 	})
 }
@@ -133,7 +137,11 @@ func TestValidateJudgeModel(t *testing.T) {
 		assert.NotContains(t, lastMessage(r), "Which report")
 	}
 
-	fair := judgeModel(t, func(text string) bool { return strings.Contains(text, "7 orders") })
+	// a fair judge: the text gives 7 orders (in digits or in words) and no other count
+	fair := judgeModel(t, func(text string) bool {
+		counts := regexp.MustCompile(`(?i)(\w+) orders`).FindAllStringSubmatch(text, -1)
+		return len(counts) > 0 && !slices.ContainsFunc(counts, func(m []string) bool { return m[1] != "7" && strings.ToLower(m[1]) != "seven" })
+	})
 	reps = validateModels(t, modelsOf(t, nil, fair))
 	assert.Equal(t, "ok", reps["judged-summary"].Status, "%v", reps["judged-summary"].Diagnostics)
 	assert.NotEmpty(t, fair.Requests())

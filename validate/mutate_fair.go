@@ -58,11 +58,11 @@ func (v *taskCheck) checkFair(o *oracleRun) {
 	// 1. formats
 	runs := 0
 	for _, t := range targets {
-		if runs >= 4 || found {
+		if runs >= 3 || found {
 			break
 		}
 		for _, f := range claims.Formats(t.text, t.claim, t.opt, 2) {
-			if runs >= 4 {
+			if runs >= 3 {
 				break
 			}
 			runs++

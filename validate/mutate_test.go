@@ -305,13 +305,17 @@ func TestMutationBudget(t *testing.T) {
 			v.checkContent(o)
 			v.checkSideEffects(o)
 			v.checkBrittle(o)
+			v.checkClaims(o)
+			v.checkReply(o)
+			v.checkStateAttacks(o)
+			v.checkFair(o)
 			v.checkChange(o)
 			assert.LessOrEqual(t, runs, maxMutationRuns, task.Name)
 			checked++
 		}
 	}
 	assert.Greater(t, checked, 10)
-	assert.Equal(t, 24, maxMutationRuns)
+	assert.Equal(t, 53, maxMutationRuns)
 }
 
 // oracleFor prepares a task and runs its oracle as validate.go does (nil when it does not pass).

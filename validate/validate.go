@@ -16,6 +16,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/services"
 )
@@ -584,6 +585,8 @@ type oracleRun struct {
 	// note records which tools a run's verifiers asked about (for unused-tool); call it on every
 	// result of a mutation run.
 	note func(*episode.Result)
+	// readOpt are the claims options of the reference's texts (readOptions), read once.
+	readOpt *claims.Options
 }
 
 // Verbs for describeDiff: how a state lacking some work differs from the oracle's, and what the

@@ -56,7 +56,7 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 	if !opt.Written.IsZero() {
 		po.Written = opt.Written
 	}
-	d := read(s, po)
+	d := Read(s, po)
 	var ms []*mention
 	for _, m := range d.ments {
 		switch {
@@ -397,7 +397,7 @@ func (d *Doc) nameKeyOf(text string) string {
 
 // idOf is the id a text is, when the reader reads it as one id, or "".
 func (d *Doc) idOf(text string) string {
-	x := read(text, Options{IDs: d.opt.IDs})
+	x := Read(text, Options{idx: d.x})
 	if len(x.ments) == 1 && x.ments[0].Kind == ID && x.ments[0].Start == 0 && x.ments[0].End == len(strings.TrimSpace(text)) {
 		return x.ments[0].Value
 	}

@@ -1,8 +1,10 @@
 package claims
 
 import (
+	"hash/maphash"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -21,6 +23,7 @@ type Doc struct {
 	ments    []*mention
 	names    map[string][]alias
 	ids      map[string][]knownID
+	x        *index
 	r        *rules
 }
 
@@ -101,8 +104,8 @@ func read(text string, opt Options) *Doc {
 		d.today = time.Date(w.Year(), w.Month(), w.Day(), 0, 0, 0, 0, time.UTC)
 		d.hasClock = true
 	}
-	d.indexNames()
-	d.indexIDs()
+	d.x = indexOf(&d.opt)
+	d.names, d.ids = d.x.names, d.x.ids
 	d.lines, d.toks = lex(text)
 	d.spans = rawSpans(text)
 	d.segment()
@@ -170,6 +173,17 @@ func rawSpans(src string) []rawSpan {
 				out = append(out, rawSpan{s, e, Email})
 				i = e - 1
 			}
+		case src[i] == '/' && (i == 0 || strings.ContainsRune(" \t\n(\"'`[", rune(src[i-1]))) && isPath(src[i:]):
+			// a file path: "/events/2026-01-15-offsite/agenda.md" names a file, not a day
+			e := i
+			for e < len(src) && src[e] > ' ' && src[e] != '"' && src[e] != '`' && src[e] != ')' && src[e] != ']' {
+				e++
+			}
+			for e > i && strings.ContainsRune(".,;:!?'", rune(src[e-1])) {
+				e--
+			}
+			out = append(out, rawSpan{i, e, ""})
+			i = e - 1
 		case (src[i] == 'h' || src[i] == 'w') && (strings.HasPrefix(src[i:], "http://") || strings.HasPrefix(src[i:], "https://") || strings.HasPrefix(src[i:], "www.")):
 			e := i
 			for e < len(src) && src[e] > ' ' && src[e] != '<' && src[e] != '>' && src[e] != '"' {
@@ -186,6 +200,24 @@ func rawSpans(src string) []rawSpan {
 	return out
 }
 
+// isPath reports whether s starts with a file path: "/" then a name, and another "/" or an
+// extension before the next white space.
+func isPath(s string) bool {
+	e := 1
+	for e < len(s) && s[e] > ' ' {
+		e++
+	}
+	p := strings.TrimRight(s[:e], ".,;:!?)'\"")
+	if len(p) < 3 || !(p[1] >= 'a' && p[1] <= 'z' || p[1] >= 'A' && p[1] <= 'Z' || p[1] >= '0' && p[1] <= '9' || p[1] == '_' || p[1] == '.') {
+		return false
+	}
+	if strings.Count(p, "/") >= 2 {
+		return true
+	}
+	dot := strings.LastIndexByte(p, '.')
+	return dot > 1 && dot < len(p)-1 && len(p)-dot <= 5
+}
+
 // spanAt returns the raw span that starts at byte offset s.
 func (d *Doc) spanAt(s int) (rawSpan, bool) {
 	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].e > s })
@@ -197,33 +229,93 @@ func (d *Doc) spanAt(s int) (rawSpan, bool) {
 
 // ---- names and ids ----
 
+// index is what the reader knows of the names and ids of a workspace, compiled once and shared by
+// every reading with the same names and ids.
+type index struct {
+	key     uint64 // a hash of the names and ids
+	names   map[string][]alias
+	ids     map[string][]knownID
+	classes map[string]NameClass
+	known   []KnownName
+}
+
 var legalSuffixes = words(`b.v bv n.v nv gmbh ltd ltd. inc inc. llc plc sa s.a ag co corp bvba sarl srl oy ab as a/s kg`)
 
-// indexNames builds the aliases of the known names: the key and the aliases given; for a person
+// indexOf is the compiled index of opt's names and ids (from a small cache).
+func indexOf(opt *Options) *index {
+	if opt.idx != nil {
+		return opt.idx
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, n := range opt.Names {
+		h.WriteString(n.Key)
+		h.WriteByte(1)
+		h.WriteString(string(n.Class))
+		for _, a := range n.Aliases {
+			h.WriteByte(2)
+			h.WriteString(a)
+		}
+		h.WriteByte(0)
+	}
+	h.WriteByte(3)
+	for _, id := range opt.IDs {
+		h.WriteString(id)
+		h.WriteByte(0)
+	}
+	key := h.Sum64()
+	indexCache.Lock()
+	x, ok := indexCache.m[key]
+	indexCache.Unlock()
+	if !ok {
+		x = buildIndex(opt.Names, opt.IDs)
+		x.key = key
+		indexCache.Lock()
+		if len(indexCache.m) >= 64 {
+			indexCache.m = map[uint64]*index{}
+		}
+		indexCache.m[key] = x
+		indexCache.Unlock()
+	}
+	opt.idx = x
+	return x
+}
+
+var indexCache = struct {
+	sync.Mutex
+	m map[uint64]*index
+}{m: map[uint64]*index{}}
+
+// buildIndex builds the aliases of the known names: the key and the aliases given; for a person
 // with several words, the first and the last word alone; for a company, the name without a
-// leading article or a legal suffix. An alias that two names share is dropped, unless it is the
-// whole key of one of them.
-func (d *Doc) indexNames() {
+// leading article or a legal suffix, and its first word. An alias that two names share is
+// dropped, unless it is the whole key of one of them.
+func buildIndex(names []KnownName, ids []string) *index {
+	x := &index{names: map[string][]alias{}, ids: map[string][]knownID{}, classes: map[string]NameClass{}, known: names}
+	for _, n := range names {
+		if _, ok := x.classes[n.Key]; !ok {
+			x.classes[n.Key] = n.Class
+		}
+	}
 	type cand struct {
 		text  string
 		key   string
-		class NameClass
 		whole bool
 	}
 	var cands []cand
-	for _, n := range d.opt.Names {
+	for _, n := range names {
 		if n.Key == "" {
 			continue
 		}
-		cands = append(cands, cand{n.Key, n.Key, n.Class, true})
+		cands = append(cands, cand{n.Key, n.Key, true})
 		for _, a := range n.Aliases {
-			cands = append(cands, cand{a, n.Key, n.Class, true})
+			cands = append(cands, cand{a, n.Key, true})
 		}
 		ws := strings.Fields(n.Key)
 		switch n.Class {
 		case Person:
 			if len(ws) >= 2 {
-				cands = append(cands, cand{ws[0], n.Key, n.Class, false}, cand{ws[len(ws)-1], n.Key, n.Class, false})
+				cands = append(cands, cand{ws[0], n.Key, false}, cand{ws[len(ws)-1], n.Key, false})
 			}
 		case Company:
 			core := ws
@@ -236,10 +328,10 @@ func (d *Doc) indexNames() {
 				}
 			}
 			if len(core) < len(ws) {
-				cands = append(cands, cand{strings.Join(core, " "), n.Key, n.Class, false})
+				cands = append(cands, cand{strings.Join(core, " "), n.Key, false})
 			}
 			if len(core) > 1 && len(core[0]) >= 4 {
-				cands = append(cands, cand{core[0], n.Key, n.Class, false}) // "Tulpen" for "Tulpen Retail"
+				cands = append(cands, cand{core[0], n.Key, false}) // "Tulpen" for "Tulpen Retail"
 			}
 		}
 	}
@@ -252,10 +344,11 @@ func (d *Doc) indexNames() {
 		}
 		keysOf[k][c.key] = true
 		if c.whole {
-			whole[k] = c.key
+			if _, ok := whole[k]; !ok {
+				whole[k] = c.key
+			}
 		}
 	}
-	d.names = map[string][]alias{}
 	seen := map[string]bool{}
 	for _, c := range cands {
 		k := strings.ToLower(c.text)
@@ -275,14 +368,23 @@ func (d *Doc) indexNames() {
 		if len(ws) == 0 {
 			continue
 		}
-		class := c.class
-		for _, n := range d.opt.Names {
-			if n.Key == key {
-				class = n.Class
-			}
-		}
-		d.names[ws[0]] = append(d.names[ws[0]], alias{words: ws, key: key, class: class})
+		x.names[ws[0]] = append(x.names[ws[0]], alias{words: ws, key: key, class: x.classes[key]})
 	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		_, toks := lex(id)
+		if len(toks) == 0 {
+			continue
+		}
+		ws := make([]string, len(toks))
+		for i, t := range toks {
+			ws[i] = t.low
+		}
+		x.ids[ws[0]] = append(x.ids[ws[0]], knownID{id: id, toks: ws})
+	}
+	return x
 }
 
 // phraseWords are the token keys of a phrase, without hyphens: what matchWords compares.
@@ -298,29 +400,9 @@ func phraseWords(p string) []string {
 	return out
 }
 
-func (d *Doc) indexIDs() {
-	d.ids = map[string][]knownID{}
-	for _, id := range d.opt.IDs {
-		if id == "" {
-			continue
-		}
-		_, toks := lex(id)
-		if len(toks) == 0 {
-			continue
-		}
-		ws := make([]string, len(toks))
-		for i, t := range toks {
-			ws[i] = t.low
-		}
-		d.ids[ws[0]] = append(d.ids[ws[0]], knownID{id: id, toks: ws})
-	}
-}
-
 func (d *Doc) nameClass(key string) NameClass {
-	for _, n := range d.opt.Names {
-		if n.Key == key {
-			return n.Class
-		}
+	if c, ok := d.x.classes[key]; ok {
+		return c
 	}
 	return Other
 }

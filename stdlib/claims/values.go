@@ -455,6 +455,17 @@ func (sc *scanner) wordDate(i int) int {
 				}
 			}
 		}
+		// "Carnival Tuesday (17 February)": the date in brackets says which Tuesday
+		if sc.low(j) == "(" {
+			if n := sc.tok(j + 1); n != nil && (n.kind == tNum || n.kind == tWord) {
+				sub := &scanner{d: sc.d, t0: j + 1, t1: sc.t1}
+				for _, f := range []func(int) int{sub.isoDate, sub.numericDate, sub.dayMonth, sub.wordDate} {
+					if e := f(j + 1); e > j+1 && len(sub.out) > 0 && sub.out[len(sub.out)-1].Kind == Date && sc.low(e) == ")" {
+						return sc.withWeekday(i, e+1, sub.out[len(sub.out)-1], wd)
+					}
+				}
+			}
+		}
 		// "Friday next week"
 		if sc.low(j) == "next" && sc.low(j+1) == "week" {
 			return sc.weekdayDate(i, j+2, wd, "next week")
