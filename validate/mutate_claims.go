@@ -105,8 +105,8 @@ type claimTarget struct {
 	opt     claims.Options
 	claim   claims.Claim // the asserted value (states), or the denial (denies)
 	about   []string
-	fn      string // "states", "denies", or "" for a value no statement of the verifier covers
-	checked bool   // the value is known to matter to the verifier
+	fn      string          // "states", "denies", or "" for a value no statement of the verifier covers
+	checked bool            // the value is known to matter to the verifier
 	avoid   map[string]bool // the values the statement expects: never a rival
 }
 
