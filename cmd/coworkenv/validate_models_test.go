@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,9 +36,13 @@ func reportUserPolicy(answer string) func(msgs []map[string]any) string {
 	}
 }
 
-// countJudgePolicy is a judge model that passes a text that gives April's 7 orders.
+// countJudgePolicy is a judge model that passes a text that gives April's 7 orders (in digits or
+// in words) and no other count; it reads the text after the rubric (which quotes the claims).
 func countJudgePolicy(msgs []map[string]any) string {
-	v, _ := json.Marshal(map[string]any{"passed": strings.Contains(lastContent(msgs), "7 orders"), "reason": "read it"})
+	_, text, _ := strings.Cut(lastContent(msgs), "\n\nText:\n")
+	counts := regexp.MustCompile(`(?i)(\w+) orders`).FindAllStringSubmatch(text, -1)
+	ok := len(counts) > 0 && !slices.ContainsFunc(counts, func(m []string) bool { return m[1] != "7" && strings.ToLower(m[1]) != "seven" })
+	v, _ := json.Marshal(map[string]any{"passed": ok, "reason": "read it"})
 	return chatSay(string(v))
 }
 
