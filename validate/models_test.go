@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -47,9 +45,7 @@ func userModel(t *testing.T, answer string) *chattest.Server {
 // judgeModel is a fake judge model that passes a text when pass says so.
 func judgeModel(t *testing.T, pass func(text string) bool) *chattest.Server {
 	return chattest.New(t, func(r *chattest.Request) chattest.Answer {
-		// the text graded, after the rubric (which may quote what the text must say)
-		_, text, _ := strings.Cut(lastMessage(r), "\n\nText:\n")
-		v, _ := json.Marshal(map[string]any{"passed": pass(text), "reason": "read it"})
+		v, _ := json.Marshal(map[string]any{"passed": pass(chattest.JudgedText(lastMessage(r))), "reason": "read it"})
 		return chattest.Answer{Body: chattest.Say(string(v))}
 	})
 }
@@ -138,10 +134,7 @@ func TestValidateJudgeModel(t *testing.T) {
 	}
 
 	// a fair judge: the text gives 7 orders (in digits or in words) and no other count
-	fair := judgeModel(t, func(text string) bool {
-		counts := regexp.MustCompile(`(?i)(\w+) orders`).FindAllStringSubmatch(text, -1)
-		return len(counts) > 0 && !slices.ContainsFunc(counts, func(m []string) bool { return m[1] != "7" && strings.ToLower(m[1]) != "seven" })
-	})
+	fair := judgeModel(t, func(text string) bool { return chattest.GivesOnlyCount(text, 7, "seven", "orders") })
 	reps = validateModels(t, modelsOf(t, nil, fair))
 	assert.Equal(t, "ok", reps["judged-summary"].Status, "%v", reps["judged-summary"].Diagnostics)
 	assert.NotEmpty(t, fair.Requests())

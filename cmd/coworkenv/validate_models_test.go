@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coworkenv/coworkenv/internal/chattest"
 )
 
 // modelTasks copies validate's testdata/models (pick_report.star: a simulated user names the
@@ -39,9 +39,7 @@ func reportUserPolicy(answer string) func(msgs []map[string]any) string {
 // countJudgePolicy is a judge model that passes a text that gives April's 7 orders (in digits or
 // in words) and no other count; it reads the text after the rubric (which quotes the claims).
 func countJudgePolicy(msgs []map[string]any) string {
-	_, text, _ := strings.Cut(lastContent(msgs), "\n\nText:\n")
-	counts := regexp.MustCompile(`(?i)(\w+) orders`).FindAllStringSubmatch(text, -1)
-	ok := len(counts) > 0 && !slices.ContainsFunc(counts, func(m []string) bool { return m[1] != "7" && strings.ToLower(m[1]) != "seven" })
+	ok := chattest.GivesOnlyCount(chattest.JudgedText(lastContent(msgs)), 7, "seven", "orders")
 	v, _ := json.Marshal(map[string]any{"passed": ok, "reason": "read it"})
 	return chatSay(string(v))
 }
