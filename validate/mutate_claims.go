@@ -108,6 +108,7 @@ type claimTarget struct {
 	fn      string          // "states", "denies", or "" for a value no statement of the verifier covers
 	checked bool            // the value is known to matter to the verifier
 	avoid   map[string]bool // the values the statement expects: never a rival
+	values  []claims.Value  // the statement's values (for a statement of several, the swap is tried too)
 }
 
 func (t *claimTarget) where(o *oracleRun) string { return t.places[0].describe(o) }
@@ -147,7 +148,7 @@ func claimTargets(o *oracleRun) []*claimTarget {
 				avoid[f] = true // the day and the time of a date with a time
 			}
 		}
-		out = append(out, &claimTarget{places: ps, text: u.Text, opt: u.Options, claim: *u.Verdict.Support, about: u.About, fn: u.Fn, checked: true, avoid: avoid})
+		out = append(out, &claimTarget{places: ps, text: u.Text, opt: u.Options, claim: *u.Verdict.Support, about: u.About, fn: u.Fn, checked: true, avoid: avoid, values: u.Values})
 	}
 	// the values the statements on a text expect are never made its rivals
 	avoidOf := map[string]map[string]bool{}
@@ -359,11 +360,17 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 			add(fmt.Sprintf("%q turned into %q", c.Text, o[0]), text[:c.Start]+o[0]+text[c.End:])
 		}
 	}
-	if t.fn == "" && rival != "" {
+	if (t.fn == "" || len(t.values) > 1) && rival != "" {
 		add(fmt.Sprintf("%q hedged with a rival: %q", c.Text, c.Text+" or "+rival), text[:c.Start]+c.Text+" or "+rival+text[c.End:])
-		add(fmt.Sprintf("%q given a conditional alternative: %q", c.Text, c.Text+", or "+rival+" if needed"), text[:c.Start]+c.Text+", or "+rival+" if needed"+text[c.End:])
+		if c.Start >= a && c.End <= b {
+			// a fallback in a sentence of its own: the value stays asserted, the rival is offered on a condition
+			sent := text[a:b]
+			ns := "If needed, " + lowerFirst(sent[:c.Start-a]+rival+sent[c.End-a:])
+			add(fmt.Sprintf("a conditional fallback added after it: %q", ns), text[:b]+" "+ns+text[b:])
+		}
 		for _, m := range d.Claims() {
-			if m.Kind == c.Kind && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role {
+			if m.Kind == c.Kind && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role &&
+				(t.fn == "" || pairs(t.values) || m.Entity != "" && c.Entity != "" && m.Entity != c.Entity) {
 				x, y := c, m
 				if y.Start < x.Start {
 					x, y = y, x
@@ -385,6 +392,24 @@ func namesAny(d *claims.Doc, about []string) bool {
 		}
 	}
 	return false
+}
+
+// pairs reports whether a statement's values are dates with times: a swap of two times between
+// their days is a false statement it should see.
+func pairs(vs []claims.Value) bool {
+	for _, v := range vs {
+		if strings.Contains(v.String(), " ") && v.Kind == claims.Date {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // shortName is how a text names a known name: a company without its article and legal suffix

@@ -141,7 +141,7 @@ func (v *taskCheck) checkFair(o *oracleRun) {
 	// 5. a heading with a negated status
 	if !found {
 		for _, t := range targets {
-			if t.claim.Kind != claims.Status {
+			if t.claim.Kind != claims.Status || t.fn == "denies" || t.claim.Stance != claims.Asserted {
 				continue
 			}
 			others := claims.OtherPoles(t.claim)

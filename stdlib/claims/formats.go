@@ -246,6 +246,9 @@ func Rival(c Claim, opt Options) string {
 		if n.Weekday() == time.Saturday {
 			n = n.AddDate(0, 0, 2)
 		}
+		if s := Restyle(c, n.Format("2006-01-02")); s != "" {
+			return s
+		}
 		return n.Format("Monday 2 January")
 	case Money, Percent, Count, Number:
 		v := numOf(c)

@@ -82,7 +82,7 @@ var triggers = []trigger{
 	{"i think", Hedged, fwd | back}, {"i believe", Hedged, fwd | back}, {"i guess", Hedged, fwd | back},
 	{"i assume", Hedged, fwd | back}, {"i suppose", Hedged, fwd | back}, {"i expect", Hedged, fwd}, {"it seems", Hedged, fwd},
 	{"seems", Hedged, fwd | back}, {"seem", Hedged, fwd}, {"appears", Hedged, fwd}, {"might", Hedged, fwd | back},
-	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"can be", Hedged, fwd}, {"around", Hedged, adj},
+	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"around", Hedged, adj},
 	{"approximately", Hedged, adj}, {"approx", Hedged, adj}, {"roughly", Hedged, adj}, {"circa", Hedged, adj},
 	{"ca", Hedged, adj}, {"nearly", Hedged, adj}, {"almost", Hedged, adj}, {"about", Hedged, adj},
 	{"or so", Hedged, back}, {"give or take", Hedged, back}, {"or thereabouts", Hedged, back}, {"not sure", Hedged, fwd | back},

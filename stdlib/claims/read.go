@@ -81,6 +81,7 @@ type clause struct {
 	i0, i1   int
 	paren    bool
 	greeting bool   // "Hi Mehmet," "Thanks, Dana": says who is addressed, not what a value is about
+	anchor   int    // for a bracket, the clause it stands after (its names are the bracket\'s)
 	start    string // the word or punctuation that began it ("" for the first)
 	own      bool   // has a subject of its own
 	cont     int    // the clause it continues, -1
@@ -578,10 +579,6 @@ func (d *Doc) markCont(s *sentence) {
 		s.cont = true
 		return
 	}
-	if t.kind == tNum {
-		s.cont = true
-		return
-	}
 	for _, c := range corrections {
 		if d.startsWith(s.t0, s.t1, c) {
 			s.cont, s.corr = true, true
@@ -658,6 +655,10 @@ func (d *Doc) clauses(s *sentence) {
 			continue
 		}
 		t := d.toks[it.t0]
+		if (t.low == ":" || t.low == ",") && !t.sp && it.t0 > 0 && it.t0+1 < len(d.toks) && d.toks[it.t0-1].kind == tNum &&
+			d.toks[it.t0+1].kind == tNum && !d.toks[it.t0+1].sp {
+			continue // "1:1", "3,5": inside a token, not between clauses
+		}
 		switch {
 		case t.low == "," || t.low == ":" || t.low == ";" || t.low == "—" || t.low == "|" ||
 			((t.low == "-" || t.low == "–") && t.sp && i+1 < len(s.items) && d.toks[s.items[i+1].t0].sp):
@@ -695,6 +696,9 @@ func (d *Doc) clauses(s *sentence) {
 		c.own = d.ownSubject(s, c)
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
+		}
+		if c.paren && c.start == "(" {
+			c.anchor = ci - 1 // a bracket is about what stands before it: "VF-403 (new ETA 15:00)"
 		}
 	}
 }
@@ -1443,9 +1447,12 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		hs := d.sents[h]
 		out = append(out, span{hs.t0, hs.t1})
 	}
-	for _, c := range s.children {
-		cs := d.sents[c]
-		out = append(out, span{cs.t0, cs.t1})
+	if s.items[at].m != nil && s.items[at].m.Kind == Status {
+		// a status in a heading is said of the items under it ("Approved:" over a list)
+		for _, c := range s.children {
+			cs := d.sents[c]
+			out = append(out, span{cs.t0, cs.t1})
+		}
 	}
 	if (first || s.corr) && s.cont && s.prev >= 0 && !own {
 		p := d.sents[s.prev]
@@ -1467,6 +1474,12 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 	c := s.clauses[ci]
 	if k := d.nearest(s, c.i0, c.i1, at, class); k != "" {
 		return k
+	}
+	if c.paren && c.start == "(" && c.anchor >= 0 && c.anchor < ci {
+		a := s.clauses[c.anchor]
+		if k := d.nearest(s, a.i0, a.i1, at, class); k != "" {
+			return k
+		}
 	}
 	first := ci == 0
 	for x := c.cont; x >= 0; x = s.clauses[x].cont {

@@ -1103,6 +1103,9 @@ func (sc *scanner) quantity(i int) int {
 		if !ok {
 			return i
 		}
+		if sc.low(n.end) == ":" && sc.attached(n.end) && sc.tok(n.end+1) != nil && sc.tok(n.end+1).kind == tNum && sc.attached(n.end+1) {
+			return n.end + 2 // "1:1", "3:2": a ratio or a score, no number
+		}
 		val, end = n.val, n.end
 		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) && sc.yearContext(i, end) {
 			if y := val.IntPart(); y >= 1900 && y <= 2200 {
