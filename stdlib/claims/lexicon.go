@@ -21,6 +21,7 @@ const (
 	back                 // back to the start of its clause (at most scopeWords words)
 	sent                 // the whole sentence
 	adj                  // only the value right after it ("about 14%", "around 14:30")
+	stat                 // statuses only: a request asks for a status ("please approve"), its values are the writer's terms ("please deliver 600 pallets")
 )
 
 // scopeWords bounds a forward or backward scope, in words (a value counts as one word), as NegEx
@@ -109,7 +110,7 @@ var triggers = []trigger{
 	{"supposing", Conditional, fwd}, {"once", Conditional, fwd}, {"as soon as", Conditional, fwd},
 
 	// Requests: "please approve" asks for a status, it does not state one.
-	{"please", Question, fwd}, {"kindly", Question, fwd},
+	{"please", Question, fwd | stat}, {"kindly", Question, fwd | stat},
 
 	// Reported speech: somebody else's words.
 	{"said", Reported, fwd}, {"says", Reported, fwd}, {"told", Reported, fwd}, {"wrote", Reported, fwd},

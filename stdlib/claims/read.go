@@ -694,6 +694,22 @@ func (d *Doc) clauses(s *sentence) {
 			continue
 		}
 		c.own = d.ownSubject(s, c)
+		if p := s.clauses[ci-1]; !c.own && c.cont < 0 && !c.paren && p.paren && p.start == "(" && p.anchor >= 0 {
+			// after a bracket: the next item of a list is its anchor's sibling ("A (09:00), B
+			// (11:00) and C (14:00)"), other words go on with the anchor ("EUR 10.80 each (total
+			// EUR 6,480) to Noorderlaan 147")
+			a := s.clauses[p.anchor]
+			switch {
+			case !d.conjunctStart(s, c):
+				c.cont = p.anchor
+			case a.own || a.cont < 0:
+				c.own = true
+				c.cont = -1
+				continue
+			default:
+				c.cont = a.cont
+			}
+		}
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
 		}
@@ -701,6 +717,26 @@ func (d *Doc) clauses(s *sentence) {
 			c.anchor = ci - 1 // a bracket is about what stands before it: "VF-403 (new ETA 15:00)"
 		}
 	}
+}
+
+// conjunctStart reports whether clause c starts a list's next item: a comma, "and" or "or".
+func (d *Doc) conjunctStart(s *sentence, c *clause) bool {
+	if c.start == "," || c.start == ";" {
+		return true
+	}
+	for i := c.i0; i < c.i1; i++ {
+		if s.items[i].m != nil {
+			return false
+		}
+		switch d.toks[s.items[i].t0].low {
+		case ",", ";", ")":
+			continue
+		case "and", "or":
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // greetings start a clause that only addresses somebody.
@@ -872,6 +908,15 @@ func (d *Doc) stances(s *sentence) {
 				set(end+1, t.stance, name)
 			}
 		default:
+			set := set
+			if t.dir&stat != 0 {
+				all := set
+				set = func(i int, st Stance, trig string) {
+					if m := s.items[i].m; m == nil || m.Kind == Status {
+						all(i, st, trig)
+					}
+				}
+			}
 			if t.dir&fwd != 0 {
 				d.scopeFwd(s, end, t.stance, name, set)
 			}
@@ -1175,6 +1220,15 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 				continue
 			}
 			j := x + 1
+			if j < len(s.items) && s.items[j].m == nil && d.toks[s.items[j].t0].low == "(" {
+				// "from EUR 10.80 (per pallet) to EUR 11.40": a bracket after the old value
+				for k := j + 1; k < len(s.items) && k < j+8; k++ {
+					if s.items[k].m == nil && d.toks[s.items[k].t0].low == ")" {
+						j = k + 1
+						break
+					}
+				}
+			}
 			if j < len(s.items) && s.items[j].m == nil && (d.toks[s.items[j].t0].low == "to" || d.toks[s.items[j].t0].low == "until" || d.toks[s.items[j].t0].low == "till") {
 				y := d.nextMention(s, j+1, 3)
 				if y < 0 || family(s.items[y].m.Kind) != family(s.items[x].m.Kind) {
@@ -1217,13 +1271,17 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 		if prev >= 0 {
 			x, y := s.items[prev].m, it.m
 			between := s.items[prev+1 : i]
-			or, rng, words := false, false, 0
+			or, rng, words, brk, comma := false, false, 0, false, false
 			for _, b := range between {
 				if b.m != nil {
 					continue
 				}
 				l := d.toks[b.t0].low
 				switch l {
+				case "(", ")", "[", "]":
+					brk = true // "EUR 10.80 each (total EUR 6,480) to Noorderlaan 147": a bracket parts them
+				case ",", ";":
+					comma = true
 				case "or", "/", "nor":
 					or = true
 				case "-", "–", "to":
@@ -1249,7 +1307,10 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				x.Value = restate(x, y)
 				same = true
 			}
-			if same && words <= 3 {
+			if comma && !or {
+				brk = true // "EUR 6,480, to Noorderlaan 147": a range is not split by a comma
+			}
+			if same && words <= 3 && !brk {
 				px := s.items[prev].stance
 				switch {
 				case rng && px == Past:
@@ -1424,7 +1485,7 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	var out []span
 	ci := s.items[at].clause
 	// a bare conjunct shares the predicate that follows it: "VF-403 and VF-405 are delayed"
-	for x := ci; !own && x+1 < len(s.clauses) && s.clauses[x+1].cont == x && d.bare(s, s.clauses[x]); x++ {
+	for x := ci; !own && x+1 < len(s.clauses) && s.clauses[x+1].cont == x && !s.clauses[x].paren && d.bare(s, s.clauses[x]); x++ {
 		c := s.clauses[x+1]
 		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
 	}

@@ -101,6 +101,9 @@ func (d dir) String() string {
 	if d&sent != 0 {
 		parts = append(parts, "the whole sentence")
 	}
+	if d&stat != 0 {
+		parts = append(parts, "statuses only (a request's values are the writer's terms)")
+	}
 	if len(parts) == 0 {
 		return "between two values of one kind (see alternatives)"
 	}
