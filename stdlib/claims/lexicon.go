@@ -42,7 +42,7 @@ var triggers = []trigger{
 	{"would you", "", fwd}, {"can you", "", fwd}, {"once a", "", fwd}, {"once per", "", fwd}, {"once every", "", fwd},
 	{"once more", "", fwd}, {"once again", "", fwd}, {"at once", "", fwd}, {"over the", "", fwd}, {"under the", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
-	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd},
+	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd}, {"i'd like", "", fwd}, {"we'd like", "", fwd}, {"i'd be happy", "", fwd},
 	{"please let me know", "", fwd}, {"i would be happy", "", fwd}, {"would be happy", "", fwd}, {"not hesitate", "", fwd},
 
 	// Negation.
@@ -101,7 +101,7 @@ var triggers = []trigger{
 	// Conditionals: true only if something else holds.
 	{"if", Conditional, fwd}, {"unless", Conditional, fwd}, {"in case", Conditional, fwd}, {"provided that", Conditional, fwd},
 	{"providing that", Conditional, fwd}, {"assuming", Conditional, fwd}, {"as long as", Conditional, fwd}, {"only if", Conditional, fwd},
-	{"depending on", Conditional, fwd | back}, {"in the event", Conditional, fwd}, {"would", Conditional, fwd | back},
+	{"depending on", Conditional, fwd | back}, {"in the event", Conditional, fwd}, {"would", Conditional, fwd | back}, {"i'd", Conditional, fwd}, {"we'd", Conditional, fwd},
 	{"could", Conditional, fwd}, {"otherwise", Conditional, fwd}, {"alternatively", Conditional, fwd}, {"or else", Conditional, fwd},
 	{"failing that", Conditional, fwd}, {"if not", Conditional, fwd}, {"should it", Conditional, fwd}, {"in that case", Conditional, fwd},
 	{"as a fallback", Conditional, fwd}, {"fallback option", Conditional, fwd}, {"as a backup", Conditional, fwd}, {"backup option", Conditional, fwd},

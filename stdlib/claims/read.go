@@ -497,8 +497,8 @@ func (d *Doc) segment() {
 			}
 			continue
 		}
-		if isSentenceEnd(d, k) {
-			flush(k)
+		if d.lines[a.line].kind != lTable && isSentenceEnd(d, k) {
+			flush(k) // a table row is one sentence ("| De Kaasmakers B.V. | 10:30 |")
 		}
 	}
 	for _, s := range d.sents {
@@ -575,7 +575,7 @@ func (d *Doc) markCont(s *sentence) {
 		return
 	}
 	t := d.toks[s.t0]
-	if anaphors[t.low] || contStarters[t.low] {
+	if d.anaphor(s.t0) || contStarters[t.low] {
 		s.cont = true
 		return
 	}
@@ -803,7 +803,7 @@ func (d *Doc) ownSubject(s *sentence, c *clause) bool {
 		if determiners[w] && i+1 < c.i1 && s.items[i+1].word && s.items[i+1].m == nil {
 			continue
 		}
-		if anaphors[w] || functionWords[w] || d.triggerAt(s, i) != nil {
+		if d.anaphor(it.t0) || functionWords[w] || d.triggerAt(s, i) != nil {
 			return false
 		}
 		return true
@@ -839,24 +839,41 @@ func (d *Doc) stances(s *sentence) {
 			set(i, Question, "?")
 		}
 	}
-	hasNow := false
+	// a weak past is superseded only by a now-word in its own clause or one next to it, or at the
+	// start of the next sentence when that goes on with this one ("The slot was 09:00; it is now
+	// 10:00."): "the Q3 total was 200, and the new target for Q4 is 250" keeps 200
+	nowIn := make([]bool, len(s.clauses)+1)
 	hasChange := false
 	for _, it := range s.items {
 		if it.m == nil && it.word {
 			w := d.toks[it.t0].low
 			if nowWords[w] {
-				hasNow = true
+				nowIn[it.clause] = true
 			}
 			if changeVerbs[w] {
 				hasChange = true
 			}
 		}
 	}
+	if n := s.idx + 1; n < len(d.sents) && d.sents[n].cont && !d.sents[n].corr {
+		ns, words := d.sents[n], 0
+		for t := ns.t0; t < ns.t1 && words < scopeWords; t++ {
+			if d.toks[t].kind == tWord {
+				words++
+				if nowWords[d.toks[t].low] {
+					nowIn[len(s.clauses)] = true
+				}
+			}
+		}
+	}
+	nearNow := func(ci int) bool {
+		return nowIn[ci] || ci > 0 && nowIn[ci-1] || nowIn[ci+1]
+	}
 	for i := 0; i < len(s.items); i++ {
 		tr := d.triggerAt(s, i)
 		if tr == nil {
 			it := s.items[i]
-			if hasNow && it.m == nil && weakPast[d.toks[it.t0].low] {
+			if it.m == nil && weakPast[d.toks[it.t0].low] && nearNow(it.clause) {
 				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
 				ts, te = -1, -1
@@ -921,7 +938,17 @@ func (d *Doc) stances(s *sentence) {
 				d.scopeFwd(s, end, t.stance, name, set)
 			}
 			if t.dir&back != 0 {
-				d.scopeBack(s, i, t.stance, name, set)
+				back := set
+				if t.stance == Negated && d.valueAfter(s, end) {
+					// "VF-403 is not delayed": the flight is the subject, the status is denied
+					// ("INV-2041 is not the credit note" denies the id)
+					back = func(i int, st Stance, trig string) {
+						if m := s.items[i].m; m == nil || (m.Kind != ID && m.Kind != Name) {
+							set(i, st, trig)
+						}
+					}
+				}
+				d.scopeBack(s, i, t.stance, name, back)
 				// a clause that holds only the trigger ("…, I think." "(tbc)") looks back a clause
 				if d.onlyTrigger(s, c, i, end) && s.items[i].clause > 0 {
 					p := s.clauses[s.items[i].clause-1]
@@ -1044,6 +1071,19 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 	}
 }
 
+// valueAfter reports whether a value follows item i in its clause.
+func (d *Doc) valueAfter(s *sentence, i int) bool {
+	if i >= len(s.items) {
+		return false
+	}
+	for j := i; j < len(s.items) && s.items[j].clause == s.items[i].clause; j++ {
+		if s.items[j].m != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // scopeBack applies a stance to the items before i in its clause (at most scopeWords words).
 func (d *Doc) scopeBack(s *sentence, i int, st Stance, name string, set func(int, Stance, string)) {
 	ci := s.items[i].clause
@@ -1143,9 +1183,18 @@ func (d *Doc) reportingSubject(s *sentence, i int) bool {
 			return true
 		}
 		t := d.toks[it.t0]
-		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !anaphors[w]
+		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !d.anaphor(it.t0)
 	}
 	return false
+}
+
+// anaphor reports whether token t is an anaphor: "it", "It", not the department "IT".
+func (d *Doc) anaphor(t int) bool {
+	k := d.toks[t]
+	if !anaphors[k.low] {
+		return false
+	}
+	return k.e-k.s < 2 || strings.ToUpper(d.src[k.s:k.e]) != d.src[k.s:k.e]
 }
 
 // personAt reports whether item i names a person: a known person, a pronoun, or a capitalised
@@ -1504,6 +1553,17 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	if s.table && col >= 0 && col < len(s.header) {
 		out = append(out, s.header[col])
 	}
+	if s.table && col > 0 {
+		// and of its row's first cell, the row's key
+		for x := 0; x < len(s.clauses); x++ {
+			if fc := s.clauses[x]; d.hasWord(s, fc) {
+				if sp := (span{s.items[fc.i0].t0, s.items[fc.i1-1].t1}); !containsSpan(out, sp) {
+					out = append(out, sp)
+				}
+				break
+			}
+		}
+	}
 	for _, h := range s.ctx {
 		hs := d.sents[h]
 		out = append(out, span{hs.t0, hs.t1})
@@ -1533,6 +1593,19 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 func (d *Doc) entity(s *sentence, at int, class string) string {
 	ci := s.items[at].clause
 	c := s.clauses[ci]
+	if s.table {
+		// a table row is about its first cell ("| Tulpen BV | Dirk Peeters | 09:30 |")
+		for x := 0; x < ci; x++ {
+			fc := s.clauses[x]
+			if !d.hasWord(s, fc) {
+				continue
+			}
+			if k := d.nearest(s, fc.i0, fc.i1, at, class); k != "" {
+				return k
+			}
+			break
+		}
+	}
 	if k := d.nearest(s, c.i0, c.i1, at, class); k != "" {
 		return k
 	}
@@ -1568,6 +1641,26 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 		}
 	}
 	return ""
+}
+
+// containsSpan reports whether spans holds sp.
+func containsSpan(spans []span, sp span) bool {
+	for _, x := range spans {
+		if x == sp {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether clause c holds a word or a value.
+func (d *Doc) hasWord(s *sentence, c clause) bool {
+	for i := c.i0; i < c.i1; i++ {
+		if s.items[i].word || s.items[i].m != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // entityClass is the class a mention binds as: a name's class, "id" for an id, "" for others.

@@ -725,6 +725,12 @@ func (sc *scanner) hm(i int, iso bool) (h, m, j int, ok bool) {
 			if sep == "." && !iso && !sc.timeContext(i, j) {
 				return 0, 0, i, false
 			}
+			if sep == "." && !iso {
+				// "at 1.18 EUR/SDR", "at 2.50 per kg": a rate, not a time
+				if c, _ := sc.currency(j); c != "" || sc.low(j) == "/" || sc.low(j) == "per" {
+					return 0, 0, i, false
+				}
+			}
 			if sc.low(j) == ":" && sc.attached(j) {
 				if c := sc.tok(j + 1); c != nil && c.kind == tNum && c.e-c.s == 2 && sc.attached(j+1) {
 					j += 2
@@ -1128,6 +1134,9 @@ func (sc *scanner) quantity(i int) int {
 			if u == 0 || len(w) == 1 {
 				return i
 			}
+			if len(sc.out) > 0 && sc.out[len(sc.out)-1].t1 == i {
+				return i + 2 // "EUR 120 a year", "3 calls a day": a rate, no duration
+			}
 			if u < 0 {
 				m := sc.add(Duration, i, i+2, durationValue(decimal.NewFromInt(-u), true))
 				m.num, m.unit = decimal.NewFromInt(-u), "mo"
@@ -1196,6 +1205,18 @@ func (sc *scanner) quantity(i int) int {
 	}
 	if sc.low(k) == "-" && sc.attached(k) {
 		k++
+	}
+	// a measure: "1,200 m2", "1,200 m²", "40 m3", "400 m", "5 t"
+	if u := sc.tok(k); u != nil && u.kind == tWord && (u.low == "m" || u.low == "km" || u.low == "cm" || u.low == "t") {
+		unit, e := u.low, k+1
+		if p := sc.low(e); (p == "2" || p == "3" || p == "²" || p == "³") && sc.attached(e) {
+			unit, e = unit+map[string]string{"2": "2", "3": "3", "²": "2", "³": "3"}[p], e+1
+		}
+		if n := sc.tok(e); n == nil || n.sp || n.kind != tWord {
+			m := sc.add(Count, i, e, val.String()+" "+unit)
+			m.num, m.unit = val, unit
+			return e
+		}
 	}
 	if u := sc.tok(k); u != nil && u.kind == tWord && len(u.low) >= 2 && !unitStop[u.low] && !functionWords[u.low] &&
 		!isMonthOrDay(u.low) && durationUnits[u.low] == 0 {
