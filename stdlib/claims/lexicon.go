@@ -43,6 +43,8 @@ var triggers = []trigger{
 	{"once more", "", fwd}, {"once again", "", fwd}, {"at once", "", fwd}, {"over the", "", fwd}, {"under the", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
 	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd}, {"i'd like", "", fwd}, {"we'd like", "", fwd}, {"i'd be happy", "", fwd},
+	// advice: "I'd quote EUR 1,335" recommends, it does not make the value hypothetical
+	{"i'd quote", "", fwd}, {"i'd recommend", "", fwd}, {"i'd suggest", "", fwd}, {"i'd propose", "", fwd}, {"i'd advise", "", fwd}, {"i'd go with", "", fwd}, {"i'd choose", "", fwd}, {"i'd pick", "", fwd}, {"i'd offer", "", fwd}, {"i would quote", "", fwd}, {"i would recommend", "", fwd}, {"i would suggest", "", fwd}, {"i would propose", "", fwd}, {"i would advise", "", fwd}, {"i would go with", "", fwd}, {"i would choose", "", fwd}, {"i would pick", "", fwd}, {"i would offer", "", fwd}, {"we'd quote", "", fwd}, {"we'd recommend", "", fwd}, {"we'd suggest", "", fwd}, {"we'd propose", "", fwd}, {"we'd advise", "", fwd}, {"we'd go with", "", fwd}, {"we'd choose", "", fwd}, {"we'd pick", "", fwd}, {"we'd offer", "", fwd}, {"we would quote", "", fwd}, {"we would recommend", "", fwd}, {"we would suggest", "", fwd}, {"we would propose", "", fwd}, {"we would advise", "", fwd}, {"we would go with", "", fwd}, {"we would choose", "", fwd}, {"we would pick", "", fwd}, {"we would offer", "", fwd},
 	{"please let me know", "", fwd}, {"i would be happy", "", fwd}, {"would be happy", "", fwd}, {"not hesitate", "", fwd},
 
 	// Negation.
@@ -59,6 +61,9 @@ var triggers = []trigger{
 	{"is wrong", Negated, back}, {"is incorrect", Negated, back}, {"is not correct", Negated, back},
 	{"is not right", Negated, back}, {"does not apply", Negated, back}, {"doesn't apply", Negated, back},
 	{"ruled out", Negated, back | fwd}, {"denied", Negated, back},
+	// a value set by mistake is not so: "was scanned as delivered by mistake"
+	{"by mistake", Negated, back}, {"in error", Negated, back}, {"mistakenly", Negated, fwd}, {"wrongly", Negated, fwd},
+	{"erroneously", Negated, fwd}, {"incorrectly", Negated, fwd},
 
 	// Superseded (past) values: the value was true once and is not any more.
 	{"originally", Past, fwd}, {"previously", Past, fwd}, {"formerly", Past, fwd}, {"initially", Past, fwd},

@@ -939,7 +939,7 @@ func (d *Doc) stances(s *sentence) {
 			}
 			if t.dir&back != 0 {
 				back := set
-				if t.stance == Negated && d.valueAfter(s, end) {
+				if t.stance == Negated && (d.valueAfter(s, end) || d.predicateBefore(s, i)) {
 					// "VF-403 is not delayed": the flight is the subject, the status is denied
 					// ("INV-2041 is not the credit note" denies the id)
 					back = func(i int, st Stance, trig string) {
@@ -1069,6 +1069,17 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 		}
 		set(j, st, name)
 	}
+}
+
+// predicateBefore reports whether a value other than a name or an id stands before item i in its
+// clause: "VF-88402 was scanned as delivered by mistake" denies the status, not the shipment.
+func (d *Doc) predicateBefore(s *sentence, i int) bool {
+	for j := i - 1; j >= 0 && s.items[j].clause == s.items[i].clause; j-- {
+		if m := s.items[j].m; m != nil && m.Kind != Name && m.Kind != ID {
+			return true
+		}
+	}
+	return false
 }
 
 // valueAfter reports whether a value follows item i in its clause.
