@@ -25,7 +25,8 @@ func TestPromptsTeachTheHonestPatterns(t *testing.T) {
 	system := msgs[0]["content"].(string)
 	for _, want := range []string{
 		"a wrong answer fails, a right answer passes",
-		"Check each stated fact next to its label",
+		"Check each stated fact with the claims module",
+		"claims.states(ep.reply",
 		"ws.unexpected(files = [...], recipients = [...])",
 		"ws.diff(ws.reference).empty",
 		"Discover ids through tools",

@@ -105,8 +105,10 @@ type claimTarget struct {
 	opt     claims.Options
 	claim   claims.Claim // the asserted value (states), or the denial (denies)
 	about   []string
-	fn      string // "states", "denies", or "" for a value no statement of the verifier covers
-	checked bool   // the value is known to matter to the verifier
+	fn      string          // "states", "denies", or "" for a value no statement of the verifier covers
+	checked bool            // the value is known to matter to the verifier
+	avoid   map[string]bool // the values the statement expects: never a rival
+	values  []claims.Value  // the statement's values (for a statement of several, the swap is tried too)
 }
 
 func (t *claimTarget) where(o *oracleRun) string { return t.places[0].describe(o) }
@@ -114,9 +116,12 @@ func (t *claimTarget) where(o *oracleRun) string { return t.places[0].describe(o
 // readOptions are the options the reader gets for a text of the reference that no verifier read:
 // the task's region and time zone, the oracle's clock, and the names of its final state.
 func readOptions(o *oracleRun) claims.Options {
-	now, _ := time.Parse(time.RFC3339, o.res.Final.Clock().NowString())
-	return claims.Options{Region: o.p.Task.Region, Location: o.p.Task.Location, Written: now,
-		Names: episode.WorkspaceNames(o.res.Final)}
+	if o.readOpt == nil {
+		now, _ := time.Parse(time.RFC3339, o.res.Final.Clock().NowString())
+		o.readOpt = &claims.Options{Region: o.p.Task.Region, Location: o.p.Task.Location, Written: now,
+			Names: episode.WorkspaceNames(o.res.Final)}
+	}
+	return *o.readOpt
 }
 
 // claimTargets lists the values to act on: those of the verifiers' statements first (in the order
@@ -136,7 +141,24 @@ func claimTargets(o *oracleRun) []*claimTarget {
 			continue
 		}
 		seen[k] = true
-		out = append(out, &claimTarget{places: ps, text: u.Text, opt: u.Options, claim: *u.Verdict.Support, about: u.About, fn: u.Fn, checked: true})
+		avoid := map[string]bool{}
+		for _, v := range u.Values {
+			avoid[v.String()] = true
+			for _, f := range strings.Fields(v.String()) {
+				avoid[f] = true // the day and the time of a date with a time
+			}
+		}
+		out = append(out, &claimTarget{places: ps, text: u.Text, opt: u.Options, claim: *u.Verdict.Support, about: u.About, fn: u.Fn, checked: true, avoid: avoid, values: u.Values})
+	}
+	// the values the statements on a text expect are never made its rivals
+	avoidOf := map[string]map[string]bool{}
+	for _, t := range out {
+		if avoidOf[t.text] == nil {
+			avoidOf[t.text] = map[string]bool{}
+		}
+		for v := range t.avoid {
+			avoidOf[t.text][v] = true
+		}
 	}
 	opt := readOptions(o)
 	for _, it := range proseItems(o) {
@@ -147,8 +169,11 @@ func claimTargets(o *oracleRun) []*claimTarget {
 			if n >= 4 {
 				break
 			}
-			if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.Email || c.Kind == claims.ID {
+			if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.Email || c.Kind == claims.ID || c.Role == "end" || avoidOf[text][c.Value] {
 				continue
+			}
+			if c.Kind == claims.Status && !predicated(text, c) {
+				continue // "open orders", "111 free": a word of a noun phrase, not a statement of a status
 			}
 			k := key(text, c)
 			if seen[k] {
@@ -156,10 +181,26 @@ func claimTargets(o *oracleRun) []*claimTarget {
 			}
 			seen[k] = true
 			n++
-			out = append(out, &claimTarget{places: ps, text: text, opt: opt, claim: c})
+			out = append(out, &claimTarget{places: ps, text: text, opt: opt, claim: c, avoid: avoidOf[text]})
 		}
 	}
 	return out
+}
+
+// predicated reports whether a status word is said of something ("INV-2041 is approved",
+// "Approved:", "status: closed") rather than part of a noun phrase ("the open orders").
+func predicated(text string, c claims.Claim) bool {
+	before := strings.TrimRight(text[:c.Start], " \t")
+	if before == "" || strings.HasSuffix(before, "\n") || strings.HasSuffix(before, ":") || strings.HasSuffix(before, "(") {
+		return true
+	}
+	i := strings.LastIndexAny(before, " \t\n")
+	last := strings.ToLower(before[i+1:])
+	switch last {
+	case "is", "are", "was", "were", "been", "be", "being", "now", "got", "get", "gets", "stays", "remains", "still", "already", "not":
+		return true
+	}
+	return false
 }
 
 // rivalPool gathers values of each kind from what the agent saw in the oracle episode (user
@@ -220,14 +261,15 @@ func walkStrings(v jsonv.Value, depth int, fn func(string)) {
 	}
 }
 
-// rival is another value of c's kind: one the agent saw, else one made up in c's style.
-func (p *rivalPool) rival(c claims.Claim, opt claims.Options) string {
+// rival is another value of c's kind: one the agent saw, else one made up in c's style; never
+// one of avoid (the values a statement expects).
+func (p *rivalPool) rival(c claims.Claim, opt claims.Options, avoid map[string]bool) string {
 	if c.Kind == claims.Status {
 		// another pole of the same axis, never a status of another axis
 		return claims.Rival(c, opt)
 	}
 	for _, r := range p.byKind[c.Kind] {
-		if r.Value == c.Value || (c.Kind == claims.Count && !sameUnit(r.Value, c.Value)) || r.Text == "" {
+		if r.Value == c.Value || avoid[r.Value] || (c.Kind == claims.Count && !sameUnit(r.Value, c.Value)) || r.Text == "" {
 			continue
 		}
 		if c.Kind == claims.Date && len(r.Value) != 10 {
@@ -284,7 +326,7 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 		}
 		return out
 	}
-	rival := pool.rival(c, t.opt)
+	rival := pool.rival(c, t.opt, t.avoid)
 	a, b := d.SentenceOf(c)
 	if rival != "" && c.Start >= a && c.End <= b {
 		sent := text[a:b]
@@ -300,7 +342,7 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 	}
 	// another party: the name the value is bound to, replaced in its sentence by another of its
 	// class, when the verifier's statement does not name a party of that class
-	if c.Entity != "" && t.fn == "states" && !namesClass(d, t.about, d.NameClassOf(c.Entity)) {
+	if c.Entity != "" && t.fn == "states" && !namesAny(d, t.about) {
 		for _, n := range d.Claims() {
 			if n.Kind != claims.Name || n.Value != c.Entity || n.Sentence != c.Sentence {
 				continue
@@ -318,11 +360,17 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 			add(fmt.Sprintf("%q turned into %q", c.Text, o[0]), text[:c.Start]+o[0]+text[c.End:])
 		}
 	}
-	if t.fn == "" && rival != "" {
+	if (t.fn == "" || len(t.values) > 1) && rival != "" {
 		add(fmt.Sprintf("%q hedged with a rival: %q", c.Text, c.Text+" or "+rival), text[:c.Start]+c.Text+" or "+rival+text[c.End:])
-		add(fmt.Sprintf("%q given a conditional alternative: %q", c.Text, c.Text+", or "+rival+" if needed"), text[:c.Start]+c.Text+", or "+rival+" if needed"+text[c.End:])
+		if c.Start >= a && c.End <= b {
+			// a fallback in a sentence of its own: the value stays asserted, the rival is offered on a condition
+			sent := text[a:b]
+			ns := "If needed, " + lowerFirst(sent[:c.Start-a]+rival+sent[c.End-a:])
+			add(fmt.Sprintf("a conditional fallback added after it: %q", ns), text[:b]+" "+ns+text[b:])
+		}
 		for _, m := range d.Claims() {
-			if m.Kind == c.Kind && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role {
+			if m.Kind == c.Kind && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role &&
+				(t.fn == "" || pairs(t.values) || m.Entity != "" && c.Entity != "" && m.Entity != c.Entity) {
 				x, y := c, m
 				if y.Start < x.Start {
 					x, y = y, x
@@ -335,14 +383,33 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 	return out
 }
 
-// namesClass reports whether a statement's cues name a known name of class.
-func namesClass(d *claims.Doc, about []string, class claims.NameClass) bool {
+// namesAny reports whether a statement's cues name a known name or an id: it is bound to a party
+// already.
+func namesAny(d *claims.Doc, about []string) bool {
 	for _, a := range about {
-		if k := d.NameKey(a); k != "" && d.NameClassOf(k) == class {
+		if d.NameKey(a) != "" || len(claims.Read(a, claims.Options{}).Claims()) == 1 && claims.Read(a, claims.Options{}).Claims()[0].Kind == claims.ID {
 			return true
 		}
 	}
 	return false
+}
+
+// pairs reports whether a statement's values are dates with times: a swap of two times between
+// their days is a false statement it should see.
+func pairs(vs []claims.Value) bool {
+	for _, v := range vs {
+		if strings.Contains(v.String(), " ") && v.Kind == claims.Date {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // shortName is how a text names a known name: a company without its article and legal suffix
@@ -416,6 +483,10 @@ func (v *taskCheck) checkClaims(o *oracleRun) {
 			budget--
 			a := s.as[s.next]
 			s.next++
+			if caught(o, s.t.text, a.text) {
+				budget++ // a statement the verifier checks on this text fails on the edit: no run needed
+				continue
+			}
 			calls, replies := with(o, s.t.places, a.text)
 			r := v.replay(o, "blind-to-claim", calls, replies)
 			if r.Err != nil || !r.Passed || !allSucceeded(r) {
@@ -426,7 +497,7 @@ func (v *taskCheck) checkClaims(o *oracleRun) {
 					break
 				}
 				budget--
-				rival := pool.rival(s.t.claim, s.t.opt)
+				rival := pool.rival(s.t.claim, s.t.opt, s.t.avoid)
 				sub := s.t.text[:s.t.claim.Start] + rival + s.t.text[s.t.claim.End:]
 				calls, replies := with(o, s.t.places, sub)
 				if rs := v.replay(o, "blind-to-claim", calls, replies); rival == "" || rs.Err != nil || rs.Passed || !allSucceeded(rs) {
@@ -453,6 +524,23 @@ func (v *taskCheck) checkClaims(o *oracleRun) {
 			break
 		}
 	}
+}
+
+// caught reports whether a statement the oracle's verifiers checked on text (and found true)
+// is false on the edited text: the verifier reads that text with the claims module and the edit
+// breaks what it reads, so a run would fail. (A verifier that checks a statement and ignores the
+// answer is found by blind-to-content, which changes the value itself.)
+func caught(o *oracleRun, text, edited string) bool {
+	for _, u := range o.res.Claims {
+		if u.Text != text || !u.Verdict.OK {
+			continue
+		}
+		st := &claims.Statement{Fn: u.Fn, Values: u.Values, Kind: u.Kind, About: u.About}
+		if !st.Check(claims.Read(edited, u.Options)).OK {
+			return true
+		}
+	}
+	return false
 }
 
 func aboutList(about []string) string {
@@ -490,6 +578,9 @@ func (v *taskCheck) checkReply(o *oracleRun) {
 			continue
 		}
 		lie, what := misreport(reply, opt, pool)
+		if caught(o, reply, lie) {
+			continue // the verifier reads the reply, and what it reads catches the lie
+		}
 		budget--
 		r := v.replay(o, "blind-to-reply", o.calls, withReply(o, turn, lie))
 		if r.Err == nil && r.Passed && allSucceeded(r) {
@@ -511,7 +602,7 @@ func misreport(reply string, opt claims.Options, pool *rivalPool) (string, strin
 		if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.Email || c.Kind == claims.ID {
 			continue
 		}
-		r := pool.rival(c, opt)
+		r := pool.rival(c, opt, nil)
 		if c.Kind == claims.Status {
 			if o := claims.OtherPoles(c); len(o) > 0 {
 				r = o[0]

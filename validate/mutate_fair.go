@@ -58,11 +58,11 @@ func (v *taskCheck) checkFair(o *oracleRun) {
 	// 1. formats
 	runs := 0
 	for _, t := range targets {
-		if runs >= 4 || found {
+		if runs >= 3 || found {
 			break
 		}
 		for _, f := range claims.Formats(t.text, t.claim, t.opt, 2) {
-			if runs >= 4 {
+			if runs >= 3 {
 				break
 			}
 			runs++
@@ -103,8 +103,18 @@ func (v *taskCheck) checkFair(o *oracleRun) {
 			if t.claim.Kind == claims.Date || t.claim.Kind == claims.Time {
 				word = "moved from"
 			}
-			ins := " (" + word + " " + ov.Text + ")"
-			nt := t.text[:t.claim.End] + ins + t.text[t.claim.End:]
+			old := ov.Text
+			if s := claims.Restyle(t.claim, ov.Value); s != "" {
+				old = s
+			}
+			// at the end of the value's sentence, before its full stop: after the whole of a range
+			d := claims.Read(t.text, t.opt)
+			_, e := d.SentenceOf(t.claim)
+			for e > t.claim.End && strings.ContainsRune(".!?;:", rune(t.text[e-1])) {
+				e--
+			}
+			ins := " (" + word + " " + old + ")"
+			nt := t.text[:e] + ins + t.text[e:]
 			calls, replies := with(o, t.places, nt)
 			if r := fails(calls, replies); r != nil {
 				report(r, t.places[0].rc, "turn %d: the episode fails (score %s) when %s names the old value as the old one: %s after %s", t.places[0].turn, episode.FormatScore(r.Score), t.where(o), quoteShort(ins), quoteShort(t.claim.Text))
@@ -131,7 +141,7 @@ func (v *taskCheck) checkFair(o *oracleRun) {
 	// 5. a heading with a negated status
 	if !found {
 		for _, t := range targets {
-			if t.claim.Kind != claims.Status {
+			if t.claim.Kind != claims.Status || t.fn == "denies" || t.claim.Stance != claims.Asserted {
 				continue
 			}
 			others := claims.OtherPoles(t.claim)

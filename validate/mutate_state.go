@@ -224,7 +224,7 @@ func wrongVersion(o *oracleRun, rc refCall, pool *rivalPool) (*episode.ScriptedC
 			if c.Stance != claims.Asserted || c.Kind == claims.Name || c.Kind == claims.ID || c.Kind == claims.Email {
 				continue
 			}
-			if r := pool.rival(c, opt); r != "" {
+			if r := pool.rival(c, opt, nil); r != "" {
 				ns := s[:c.Start] + r + s[c.End:]
 				return &episode.ScriptedCall{Name: rc.c.Name, Args: setArg(rc.c.Args, []any{m.Key}, ns, false)}, fmt.Sprintf("%s with %q for %q", m.Key, r, c.Text)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/recorded"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/services"
 )
@@ -528,6 +529,8 @@ type oracleRun struct {
 	// it on every result of a mutation run.
 	note    func(*episode.Result)
 	queried map[string]bool
+	// readOpt are the claims options of the reference's texts (readOptions), read once.
+	readOpt *claims.Options
 }
 
 // Verbs for describeDiff: how a state lacking some work differs from the oracle's, and what the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/shopspring/decimal"
 )
@@ -55,7 +56,7 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 	if !opt.Written.IsZero() {
 		po.Written = opt.Written
 	}
-	d := read(s, po)
+	d := Read(s, po)
 	var ms []*mention
 	for _, m := range d.ments {
 		switch {
@@ -79,7 +80,7 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 				tm = m
 			}
 		}
-		if dm != nil && tm != nil && kind == "" {
+		if dm != nil && tm != nil && kind == "" && coversPair(d, dm, tm) {
 			dv, tv := fromMention(dm, d), fromMention(tm, d)
 			if off := isoOffset(s); off != nil {
 				// an instant: read it in the writer's zone
@@ -106,9 +107,51 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 		}
 		return phraseValue(s), nil
 	}
+	if kind == "" && !covers(d, ms[0]) {
+		// "Havenstraat 14, 2161 BK Lisse" holds numbers but is no number: its words are the value
+		return phraseValue(s), nil
+	}
 	v := fromMention(ms[0], d)
 	v.Text = s
 	return v, nil
+}
+
+// coversPair reports whether a date and a time are (nearly) the whole text: "Thursday 15 January at
+// 10:00", "2026-01-15T10:00:00+01:00".
+func coversPair(d *Doc, a, b *mention) bool {
+	for i, t := range d.toks {
+		if i >= a.t0 && i < a.t1 || i >= b.t0 && i < b.t1 || t.kind == tPunct {
+			continue
+		}
+		switch t.low {
+		case "at", "on", "the", "of", "by", "in", "t", "z", "from":
+			continue
+		}
+		if _, ok := zoneWords[t.low]; ok {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// covers reports whether the value m is (nearly) the whole of its text: nothing but punctuation and
+// a few small words ("at", "on", "the") around it.
+func covers(d *Doc, m *mention) bool {
+	for i, t := range d.toks {
+		if i >= m.t0 && i < m.t1 {
+			continue
+		}
+		if t.kind == tPunct {
+			continue
+		}
+		switch t.low {
+		case "at", "on", "the", "of", "by", "in":
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // isoOffset is the zone of an RFC 3339 time ("Z", "+01:00"), or nil.
@@ -146,7 +189,7 @@ func phraseValue(s string) Value {
 	ws := phraseWords(s)
 	var st []string
 	for _, w := range ws {
-		if x := stem(w); x != "" {
+		if x := stem(w); x != "" && hasAlnum(x) {
 			st = append(st, x)
 		}
 	}
@@ -228,7 +271,7 @@ func (d *Doc) matches(v *Value, m *mention) bool {
 	case Percent:
 		return (m.Kind == Percent || m.Kind == Number) && m.num.Equal(v.num)
 	case Count:
-		return (m.Kind == Count && (m.unit == v.unit || v.unit == "") || m.Kind == Number) && m.num.Equal(v.num)
+		return (m.Kind == Count && sameCountUnit(m.unit, v.unit) || m.Kind == Number) && m.num.Equal(v.num)
 	case Number:
 		return (m.Kind == Number || m.Kind == Count || m.Kind == Money) && m.num.Equal(v.num)
 	case Duration:
@@ -243,6 +286,15 @@ func (d *Doc) matches(v *Value, m *mention) bool {
 		return m.Kind == Status && m.axis == v.axis && m.Value == v.Value
 	}
 	return false
+}
+
+// sameCountUnit reports whether two units of counts name the same thing: equal, or one the last
+// word of the other ("place" and "pallet place"); "" stands for any unit.
+func sameCountUnit(a, b string) bool {
+	if a == b || a == "" || b == "" {
+		return true
+	}
+	return strings.HasSuffix(a, " "+b) || strings.HasSuffix(b, " "+a)
 }
 
 // minutesOf is a time of day of the text in the zone the verifier's value is in: a time written
@@ -275,7 +327,7 @@ func (d *Doc) rivals(v *Value, m *mention) bool {
 	case Percent:
 		return m.Kind == Percent || m.Kind == Number
 	case Count:
-		return m.Kind == Count && (m.unit == v.unit || v.unit == "") || m.Kind == Number
+		return m.Kind == Count && sameCountUnit(m.unit, v.unit) || m.Kind == Number
 	case Number:
 		return m.Kind == Number || m.Kind == Count || m.Kind == Money
 	case Duration:
@@ -345,7 +397,7 @@ func (d *Doc) nameKeyOf(text string) string {
 
 // idOf is the id a text is, when the reader reads it as one id, or "".
 func (d *Doc) idOf(text string) string {
-	x := read(text, Options{IDs: d.opt.IDs})
+	x := Read(text, Options{idx: d.x})
 	if len(x.ments) == 1 && x.ments[0].Kind == ID && x.ments[0].Start == 0 && x.ments[0].End == len(strings.TrimSpace(text)) {
 		return x.ments[0].Value
 	}
@@ -383,10 +435,45 @@ func (d *Doc) entities(s *sentence, at int, class string) []string {
 			return out
 		}
 	}
+	var out []string
 	if k := d.entity(s, at, class); k != "" {
-		return []string{k}
+		out = append(out, k)
 	}
-	return nil
+	ci := s.items[at].clause
+	// "VF-403 and VF-405 are delayed": the bare conjuncts before the clause share its predicate
+	for x := s.clauses[ci].cont; x >= 0 && d.bare(s, s.clauses[x]); x = s.clauses[x].cont {
+		if k := d.nearest(s, s.clauses[x].i0, s.clauses[x].i1, at, class); k != "" {
+			out = append(out, k)
+		}
+	}
+	// "Open with PalletPro: PO-11, PO-12, PO-13": a clause that names none is about the list after it
+	if d.nearest(s, s.clauses[ci].i0, s.clauses[ci].i1, at, class) == "" {
+		for x := ci + 1; x < len(s.clauses) && d.continues(s, x, ci); x++ {
+			if k := d.nearest(s, s.clauses[x].i0, s.clauses[x].i1, at, class); k != "" && !contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// continues reports whether clause x of s continues clause ci (directly or through others).
+func (d *Doc) continues(s *sentence, x, ci int) bool {
+	for c := s.clauses[x].cont; c >= 0; c = s.clauses[c].cont {
+		if c == ci {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Doc) aboutOne(scope []span, entities func(class string) []string, c cue) bool {
@@ -416,17 +503,26 @@ func (d *Doc) findStems(t0, t1 int, want string) int {
 	}
 	for k := t0; k < t1; k++ {
 		st := d.stemOf(k)
-		if st == "" || !strings.HasPrefix(want, st) {
+		if st == "" {
+			continue
+		}
+		if suffixed(st, want) {
+			return k
+		}
+		if !strings.HasPrefix(want, st) {
 			continue
 		}
 		acc := st
 		j := k + 1
 		for len(acc) < len(want) && j < t1 {
-			if d.toks[j].low == "-" || d.toks[j].low == "'" || d.toks[j].low == "’" {
-				j++
+			if d.toks[j].kind == tPunct {
+				j++ // "Havenstraat 14, 2161 BK" reads as its words
 				continue
 			}
 			x := d.stemOf(j)
+			if x != "" && suffixed(x, want[len(acc):]) {
+				return k
+			}
 			if x == "" || !strings.HasPrefix(want[len(acc):], x) {
 				break
 			}
@@ -439,6 +535,24 @@ func (d *Doc) findStems(t0, t1 int, want string) int {
 	}
 	return -1
 }
+
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// suffixed reports whether a word's stem is want with a suffix that makes another word of the
+// same thing: "remind" finds "reminder", "approv" finds "approval".
+func suffixed(stem, want string) bool {
+	return len(stem) > len(want) && len(want) >= 3 && strings.HasPrefix(stem, want) && cueSuffixes[stem[len(want):]]
+}
+
+// cueSuffixes may follow a cue's last word in the text.
+var cueSuffixes = words(`er ers al als ment ments ation ations ion ions or ors ance`)
 
 func (d *Doc) stemOf(k int) string {
 	t := &d.toks[k]

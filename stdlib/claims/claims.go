@@ -129,4 +129,6 @@ type Options struct {
 	Names []KnownName
 	// IDs are identifiers of the workspace that may appear in the text ("m12", "kaas-001").
 	IDs []string
+
+	idx *index // Names and IDs compiled (indexOf)
 }

@@ -41,8 +41,8 @@ func Formats(text string, c Claim, opt Options, n int) []string {
 		}
 		cands = append(cands, strconv.Itoa(h)+"h"+c.Value[3:], c.Value, strconv.Itoa(h)+"."+c.Value[3:]+" h")
 	case Date:
-		if m.day.IsZero() || m.weekday >= 0 && m.day.IsZero() {
-			break
+		if m.day.IsZero() || !strings.ContainsAny(c.Text, "0123456789") {
+			break // a weekday or "tomorrow" alone: which day it is depends on when it was written
 		}
 		t := m.day
 		dm := t.Format("02/01/2006")
@@ -246,6 +246,9 @@ func Rival(c Claim, opt Options) string {
 		if n.Weekday() == time.Saturday {
 			n = n.AddDate(0, 0, 2)
 		}
+		if s := Restyle(c, n.Format("2006-01-02")); s != "" {
+			return s
+		}
 		return n.Format("Monday 2 January")
 	case Money, Percent, Count, Number:
 		v := numOf(c)
@@ -311,7 +314,7 @@ func (d *Doc) SentenceOf(c Claim) (int, int) {
 // Entities are the known names of a class other than key, for the validator's "another party".
 func (d *Doc) Entities(class NameClass, except string) []string {
 	var out []string
-	for _, n := range d.opt.Names {
+	for _, n := range d.x.known {
 		if n.Class == class && n.Key != except {
 			out = append(out, n.Key)
 		}
@@ -321,12 +324,7 @@ func (d *Doc) Entities(class NameClass, except string) []string {
 
 // NameClassOf is the class of a known name ("" when the reader does not know it).
 func (d *Doc) NameClassOf(key string) NameClass {
-	for _, n := range d.opt.Names {
-		if n.Key == key {
-			return n.Class
-		}
-	}
-	return ""
+	return d.x.classes[key]
 }
 
 // NameKey is the key of the known name a text is, or "".

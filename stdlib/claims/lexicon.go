@@ -21,6 +21,7 @@ const (
 	back                 // back to the start of its clause (at most scopeWords words)
 	sent                 // the whole sentence
 	adj                  // only the value right after it ("about 14%", "around 14:30")
+	stat                 // statuses only: a request asks for a status ("please approve"), its values are the writer's terms ("please deliver 600 pallets")
 )
 
 // scopeWords bounds a forward or backward scope, in words (a value counts as one word), as NegEx
@@ -41,7 +42,9 @@ var triggers = []trigger{
 	{"would you", "", fwd}, {"can you", "", fwd}, {"once a", "", fwd}, {"once per", "", fwd}, {"once every", "", fwd},
 	{"once more", "", fwd}, {"once again", "", fwd}, {"at once", "", fwd}, {"over the", "", fwd}, {"under the", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
-	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd},
+	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd}, {"i'd like", "", fwd}, {"we'd like", "", fwd}, {"i'd be happy", "", fwd},
+	// advice: "I'd quote EUR 1,335" recommends, it does not make the value hypothetical
+	{"i'd quote", "", fwd}, {"i'd recommend", "", fwd}, {"i'd suggest", "", fwd}, {"i'd propose", "", fwd}, {"i'd advise", "", fwd}, {"i'd go with", "", fwd}, {"i'd choose", "", fwd}, {"i'd pick", "", fwd}, {"i'd offer", "", fwd}, {"i would quote", "", fwd}, {"i would recommend", "", fwd}, {"i would suggest", "", fwd}, {"i would propose", "", fwd}, {"i would advise", "", fwd}, {"i would go with", "", fwd}, {"i would choose", "", fwd}, {"i would pick", "", fwd}, {"i would offer", "", fwd}, {"we'd quote", "", fwd}, {"we'd recommend", "", fwd}, {"we'd suggest", "", fwd}, {"we'd propose", "", fwd}, {"we'd advise", "", fwd}, {"we'd go with", "", fwd}, {"we'd choose", "", fwd}, {"we'd pick", "", fwd}, {"we'd offer", "", fwd}, {"we would quote", "", fwd}, {"we would recommend", "", fwd}, {"we would suggest", "", fwd}, {"we would propose", "", fwd}, {"we would advise", "", fwd}, {"we would go with", "", fwd}, {"we would choose", "", fwd}, {"we would pick", "", fwd}, {"we would offer", "", fwd},
 	{"please let me know", "", fwd}, {"i would be happy", "", fwd}, {"would be happy", "", fwd}, {"not hesitate", "", fwd},
 
 	// Negation.
@@ -58,6 +61,9 @@ var triggers = []trigger{
 	{"is wrong", Negated, back}, {"is incorrect", Negated, back}, {"is not correct", Negated, back},
 	{"is not right", Negated, back}, {"does not apply", Negated, back}, {"doesn't apply", Negated, back},
 	{"ruled out", Negated, back | fwd}, {"denied", Negated, back},
+	// a value set by mistake is not so: "was scanned as delivered by mistake"
+	{"by mistake", Negated, back}, {"in error", Negated, back}, {"mistakenly", Negated, fwd}, {"wrongly", Negated, fwd},
+	{"erroneously", Negated, fwd}, {"incorrectly", Negated, fwd},
 
 	// Superseded (past) values: the value was true once and is not any more.
 	{"originally", Past, fwd}, {"previously", Past, fwd}, {"formerly", Past, fwd}, {"initially", Past, fwd},
@@ -82,7 +88,7 @@ var triggers = []trigger{
 	{"i think", Hedged, fwd | back}, {"i believe", Hedged, fwd | back}, {"i guess", Hedged, fwd | back},
 	{"i assume", Hedged, fwd | back}, {"i suppose", Hedged, fwd | back}, {"i expect", Hedged, fwd}, {"it seems", Hedged, fwd},
 	{"seems", Hedged, fwd | back}, {"seem", Hedged, fwd}, {"appears", Hedged, fwd}, {"might", Hedged, fwd | back},
-	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"can be", Hedged, fwd}, {"around", Hedged, adj},
+	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"around", Hedged, adj},
 	{"approximately", Hedged, adj}, {"approx", Hedged, adj}, {"roughly", Hedged, adj}, {"circa", Hedged, adj},
 	{"ca", Hedged, adj}, {"nearly", Hedged, adj}, {"almost", Hedged, adj}, {"about", Hedged, adj},
 	{"or so", Hedged, back}, {"give or take", Hedged, back}, {"or thereabouts", Hedged, back}, {"not sure", Hedged, fwd | back},
@@ -100,7 +106,7 @@ var triggers = []trigger{
 	// Conditionals: true only if something else holds.
 	{"if", Conditional, fwd}, {"unless", Conditional, fwd}, {"in case", Conditional, fwd}, {"provided that", Conditional, fwd},
 	{"providing that", Conditional, fwd}, {"assuming", Conditional, fwd}, {"as long as", Conditional, fwd}, {"only if", Conditional, fwd},
-	{"depending on", Conditional, fwd | back}, {"in the event", Conditional, fwd}, {"would", Conditional, fwd | back},
+	{"depending on", Conditional, fwd | back}, {"in the event", Conditional, fwd}, {"would", Conditional, fwd | back}, {"i'd", Conditional, fwd}, {"we'd", Conditional, fwd},
 	{"could", Conditional, fwd}, {"otherwise", Conditional, fwd}, {"alternatively", Conditional, fwd}, {"or else", Conditional, fwd},
 	{"failing that", Conditional, fwd}, {"if not", Conditional, fwd}, {"should it", Conditional, fwd}, {"in that case", Conditional, fwd},
 	{"as a fallback", Conditional, fwd}, {"fallback option", Conditional, fwd}, {"as a backup", Conditional, fwd}, {"backup option", Conditional, fwd},
@@ -109,7 +115,7 @@ var triggers = []trigger{
 	{"supposing", Conditional, fwd}, {"once", Conditional, fwd}, {"as soon as", Conditional, fwd},
 
 	// Requests: "please approve" asks for a status, it does not state one.
-	{"please", Question, fwd}, {"kindly", Question, fwd},
+	{"please", Question, fwd | stat}, {"kindly", Question, fwd | stat},
 
 	// Reported speech: somebody else's words.
 	{"said", Reported, fwd}, {"says", Reported, fwd}, {"told", Reported, fwd}, {"wrote", Reported, fwd},

@@ -31,6 +31,7 @@ type Env struct {
 
 	names []KnownName
 	ids   []string
+	idx   *index
 	read  bool
 }
 
@@ -254,6 +255,10 @@ func (c *call) options(written time.Time) (Options, error) {
 			}
 		}
 		o.Names, o.IDs = e.names, e.ids
+		if e.idx == nil {
+			e.idx = indexOf(&o)
+		}
+		o.idx = e.idx
 	}
 	o.Written = written
 	extra, err := c.names()
@@ -262,6 +267,7 @@ func (c *call) options(written time.Time) (Options, error) {
 	}
 	if len(extra) > 0 {
 		o.Names = append(append([]KnownName(nil), extra...), o.Names...)
+		o.idx = nil
 	}
 	return o, nil
 }

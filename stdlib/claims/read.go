@@ -1,8 +1,10 @@
 package claims
 
 import (
+	"hash/maphash"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -21,6 +23,7 @@ type Doc struct {
 	ments    []*mention
 	names    map[string][]alias
 	ids      map[string][]knownID
+	x        *index
 	r        *rules
 }
 
@@ -78,6 +81,7 @@ type clause struct {
 	i0, i1   int
 	paren    bool
 	greeting bool   // "Hi Mehmet," "Thanks, Dana": says who is addressed, not what a value is about
+	anchor   int    // for a bracket, the clause it stands after (its names are the bracket\'s)
 	start    string // the word or punctuation that began it ("" for the first)
 	own      bool   // has a subject of its own
 	cont     int    // the clause it continues, -1
@@ -101,8 +105,8 @@ func read(text string, opt Options) *Doc {
 		d.today = time.Date(w.Year(), w.Month(), w.Day(), 0, 0, 0, 0, time.UTC)
 		d.hasClock = true
 	}
-	d.indexNames()
-	d.indexIDs()
+	d.x = indexOf(&d.opt)
+	d.names, d.ids = d.x.names, d.x.ids
 	d.lines, d.toks = lex(text)
 	d.spans = rawSpans(text)
 	d.segment()
@@ -170,6 +174,17 @@ func rawSpans(src string) []rawSpan {
 				out = append(out, rawSpan{s, e, Email})
 				i = e - 1
 			}
+		case src[i] == '/' && (i == 0 || strings.ContainsRune(" \t\n(\"'`[", rune(src[i-1]))) && isPath(src[i:]):
+			// a file path: "/events/2026-01-15-offsite/agenda.md" names a file, not a day
+			e := i
+			for e < len(src) && src[e] > ' ' && src[e] != '"' && src[e] != '`' && src[e] != ')' && src[e] != ']' {
+				e++
+			}
+			for e > i && strings.ContainsRune(".,;:!?'", rune(src[e-1])) {
+				e--
+			}
+			out = append(out, rawSpan{i, e, ""})
+			i = e - 1
 		case (src[i] == 'h' || src[i] == 'w') && (strings.HasPrefix(src[i:], "http://") || strings.HasPrefix(src[i:], "https://") || strings.HasPrefix(src[i:], "www.")):
 			e := i
 			for e < len(src) && src[e] > ' ' && src[e] != '<' && src[e] != '>' && src[e] != '"' {
@@ -186,6 +201,24 @@ func rawSpans(src string) []rawSpan {
 	return out
 }
 
+// isPath reports whether s starts with a file path: "/" then a name, and another "/" or an
+// extension before the next white space.
+func isPath(s string) bool {
+	e := 1
+	for e < len(s) && s[e] > ' ' {
+		e++
+	}
+	p := strings.TrimRight(s[:e], ".,;:!?)'\"")
+	if len(p) < 3 || !(p[1] >= 'a' && p[1] <= 'z' || p[1] >= 'A' && p[1] <= 'Z' || p[1] >= '0' && p[1] <= '9' || p[1] == '_' || p[1] == '.') {
+		return false
+	}
+	if strings.Count(p, "/") >= 2 {
+		return true
+	}
+	dot := strings.LastIndexByte(p, '.')
+	return dot > 1 && dot < len(p)-1 && len(p)-dot <= 5
+}
+
 // spanAt returns the raw span that starts at byte offset s.
 func (d *Doc) spanAt(s int) (rawSpan, bool) {
 	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].e > s })
@@ -197,33 +230,93 @@ func (d *Doc) spanAt(s int) (rawSpan, bool) {
 
 // ---- names and ids ----
 
+// index is what the reader knows of the names and ids of a workspace, compiled once and shared by
+// every reading with the same names and ids.
+type index struct {
+	key     uint64 // a hash of the names and ids
+	names   map[string][]alias
+	ids     map[string][]knownID
+	classes map[string]NameClass
+	known   []KnownName
+}
+
 var legalSuffixes = words(`b.v bv n.v nv gmbh ltd ltd. inc inc. llc plc sa s.a ag co corp bvba sarl srl oy ab as a/s kg`)
 
-// indexNames builds the aliases of the known names: the key and the aliases given; for a person
+// indexOf is the compiled index of opt's names and ids (from a small cache).
+func indexOf(opt *Options) *index {
+	if opt.idx != nil {
+		return opt.idx
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, n := range opt.Names {
+		h.WriteString(n.Key)
+		h.WriteByte(1)
+		h.WriteString(string(n.Class))
+		for _, a := range n.Aliases {
+			h.WriteByte(2)
+			h.WriteString(a)
+		}
+		h.WriteByte(0)
+	}
+	h.WriteByte(3)
+	for _, id := range opt.IDs {
+		h.WriteString(id)
+		h.WriteByte(0)
+	}
+	key := h.Sum64()
+	indexCache.Lock()
+	x, ok := indexCache.m[key]
+	indexCache.Unlock()
+	if !ok {
+		x = buildIndex(opt.Names, opt.IDs)
+		x.key = key
+		indexCache.Lock()
+		if len(indexCache.m) >= 64 {
+			indexCache.m = map[uint64]*index{}
+		}
+		indexCache.m[key] = x
+		indexCache.Unlock()
+	}
+	opt.idx = x
+	return x
+}
+
+var indexCache = struct {
+	sync.Mutex
+	m map[uint64]*index
+}{m: map[uint64]*index{}}
+
+// buildIndex builds the aliases of the known names: the key and the aliases given; for a person
 // with several words, the first and the last word alone; for a company, the name without a
-// leading article or a legal suffix. An alias that two names share is dropped, unless it is the
-// whole key of one of them.
-func (d *Doc) indexNames() {
+// leading article or a legal suffix, and its first word. An alias that two names share is
+// dropped, unless it is the whole key of one of them.
+func buildIndex(names []KnownName, ids []string) *index {
+	x := &index{names: map[string][]alias{}, ids: map[string][]knownID{}, classes: map[string]NameClass{}, known: names}
+	for _, n := range names {
+		if _, ok := x.classes[n.Key]; !ok {
+			x.classes[n.Key] = n.Class
+		}
+	}
 	type cand struct {
 		text  string
 		key   string
-		class NameClass
 		whole bool
 	}
 	var cands []cand
-	for _, n := range d.opt.Names {
+	for _, n := range names {
 		if n.Key == "" {
 			continue
 		}
-		cands = append(cands, cand{n.Key, n.Key, n.Class, true})
+		cands = append(cands, cand{n.Key, n.Key, true})
 		for _, a := range n.Aliases {
-			cands = append(cands, cand{a, n.Key, n.Class, true})
+			cands = append(cands, cand{a, n.Key, true})
 		}
 		ws := strings.Fields(n.Key)
 		switch n.Class {
 		case Person:
 			if len(ws) >= 2 {
-				cands = append(cands, cand{ws[0], n.Key, n.Class, false}, cand{ws[len(ws)-1], n.Key, n.Class, false})
+				cands = append(cands, cand{ws[0], n.Key, false}, cand{ws[len(ws)-1], n.Key, false})
 			}
 		case Company:
 			core := ws
@@ -236,10 +329,10 @@ func (d *Doc) indexNames() {
 				}
 			}
 			if len(core) < len(ws) {
-				cands = append(cands, cand{strings.Join(core, " "), n.Key, n.Class, false})
+				cands = append(cands, cand{strings.Join(core, " "), n.Key, false})
 			}
 			if len(core) > 1 && len(core[0]) >= 4 {
-				cands = append(cands, cand{core[0], n.Key, n.Class, false}) // "Tulpen" for "Tulpen Retail"
+				cands = append(cands, cand{core[0], n.Key, false}) // "Tulpen" for "Tulpen Retail"
 			}
 		}
 	}
@@ -252,10 +345,11 @@ func (d *Doc) indexNames() {
 		}
 		keysOf[k][c.key] = true
 		if c.whole {
-			whole[k] = c.key
+			if _, ok := whole[k]; !ok {
+				whole[k] = c.key
+			}
 		}
 	}
-	d.names = map[string][]alias{}
 	seen := map[string]bool{}
 	for _, c := range cands {
 		k := strings.ToLower(c.text)
@@ -275,14 +369,23 @@ func (d *Doc) indexNames() {
 		if len(ws) == 0 {
 			continue
 		}
-		class := c.class
-		for _, n := range d.opt.Names {
-			if n.Key == key {
-				class = n.Class
-			}
-		}
-		d.names[ws[0]] = append(d.names[ws[0]], alias{words: ws, key: key, class: class})
+		x.names[ws[0]] = append(x.names[ws[0]], alias{words: ws, key: key, class: x.classes[key]})
 	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		_, toks := lex(id)
+		if len(toks) == 0 {
+			continue
+		}
+		ws := make([]string, len(toks))
+		for i, t := range toks {
+			ws[i] = t.low
+		}
+		x.ids[ws[0]] = append(x.ids[ws[0]], knownID{id: id, toks: ws})
+	}
+	return x
 }
 
 // phraseWords are the token keys of a phrase, without hyphens: what matchWords compares.
@@ -298,29 +401,9 @@ func phraseWords(p string) []string {
 	return out
 }
 
-func (d *Doc) indexIDs() {
-	d.ids = map[string][]knownID{}
-	for _, id := range d.opt.IDs {
-		if id == "" {
-			continue
-		}
-		_, toks := lex(id)
-		if len(toks) == 0 {
-			continue
-		}
-		ws := make([]string, len(toks))
-		for i, t := range toks {
-			ws[i] = t.low
-		}
-		d.ids[ws[0]] = append(d.ids[ws[0]], knownID{id: id, toks: ws})
-	}
-}
-
 func (d *Doc) nameClass(key string) NameClass {
-	for _, n := range d.opt.Names {
-		if n.Key == key {
-			return n.Class
-		}
+	if c, ok := d.x.classes[key]; ok {
+		return c
 	}
 	return Other
 }
@@ -414,8 +497,8 @@ func (d *Doc) segment() {
 			}
 			continue
 		}
-		if isSentenceEnd(d, k) {
-			flush(k)
+		if d.lines[a.line].kind != lTable && isSentenceEnd(d, k) {
+			flush(k) // a table row is one sentence ("| De Kaasmakers B.V. | 10:30 |")
 		}
 	}
 	for _, s := range d.sents {
@@ -492,11 +575,7 @@ func (d *Doc) markCont(s *sentence) {
 		return
 	}
 	t := d.toks[s.t0]
-	if anaphors[t.low] || contStarters[t.low] {
-		s.cont = true
-		return
-	}
-	if t.kind == tNum {
+	if d.anaphor(s.t0) || contStarters[t.low] {
 		s.cont = true
 		return
 	}
@@ -576,6 +655,10 @@ func (d *Doc) clauses(s *sentence) {
 			continue
 		}
 		t := d.toks[it.t0]
+		if (t.low == ":" || t.low == ",") && !t.sp && it.t0 > 0 && it.t0+1 < len(d.toks) && d.toks[it.t0-1].kind == tNum &&
+			d.toks[it.t0+1].kind == tNum && !d.toks[it.t0+1].sp {
+			continue // "1:1", "3,5": inside a token, not between clauses
+		}
 		switch {
 		case t.low == "," || t.low == ":" || t.low == ";" || t.low == "—" || t.low == "|" ||
 			((t.low == "-" || t.low == "–") && t.sp && i+1 < len(s.items) && d.toks[s.items[i+1].t0].sp):
@@ -606,11 +689,54 @@ func (d *Doc) clauses(s *sentence) {
 			c.cont = -1
 			continue
 		}
+		if c.start == ":" && s.clauses[ci-1].start != ":" && d.shortValue(s, *c) {
+			c.own, c.cont = false, ci-1 // "Strongest region: north": the value of its label
+			continue
+		}
 		c.own = d.ownSubject(s, c)
+		if p := s.clauses[ci-1]; !c.own && c.cont < 0 && !c.paren && p.paren && p.start == "(" && p.anchor >= 0 {
+			// after a bracket: the next item of a list is its anchor's sibling ("A (09:00), B
+			// (11:00) and C (14:00)"), other words go on with the anchor ("EUR 10.80 each (total
+			// EUR 6,480) to Noorderlaan 147")
+			a := s.clauses[p.anchor]
+			switch {
+			case !d.conjunctStart(s, c):
+				c.cont = p.anchor
+			case a.own || a.cont < 0:
+				c.own = true
+				c.cont = -1
+				continue
+			default:
+				c.cont = a.cont
+			}
+		}
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
 		}
+		if c.paren && c.start == "(" {
+			c.anchor = ci - 1 // a bracket is about what stands before it: "VF-403 (new ETA 15:00)"
+		}
 	}
+}
+
+// conjunctStart reports whether clause c starts a list's next item: a comma, "and" or "or".
+func (d *Doc) conjunctStart(s *sentence, c *clause) bool {
+	if c.start == "," || c.start == ";" {
+		return true
+	}
+	for i := c.i0; i < c.i1; i++ {
+		if s.items[i].m != nil {
+			return false
+		}
+		switch d.toks[s.items[i].t0].low {
+		case ",", ";", ")":
+			continue
+		case "and", "or":
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // greetings start a clause that only addresses somebody.
@@ -677,7 +803,7 @@ func (d *Doc) ownSubject(s *sentence, c *clause) bool {
 		if determiners[w] && i+1 < c.i1 && s.items[i+1].word && s.items[i+1].m == nil {
 			continue
 		}
-		if anaphors[w] || functionWords[w] || d.triggerAt(s, i) != nil {
+		if d.anaphor(it.t0) || functionWords[w] || d.triggerAt(s, i) != nil {
 			return false
 		}
 		return true
@@ -713,24 +839,41 @@ func (d *Doc) stances(s *sentence) {
 			set(i, Question, "?")
 		}
 	}
-	hasNow := false
+	// a weak past is superseded only by a now-word in its own clause or one next to it, or at the
+	// start of the next sentence when that goes on with this one ("The slot was 09:00; it is now
+	// 10:00."): "the Q3 total was 200, and the new target for Q4 is 250" keeps 200
+	nowIn := make([]bool, len(s.clauses)+1)
 	hasChange := false
 	for _, it := range s.items {
 		if it.m == nil && it.word {
 			w := d.toks[it.t0].low
 			if nowWords[w] {
-				hasNow = true
+				nowIn[it.clause] = true
 			}
 			if changeVerbs[w] {
 				hasChange = true
 			}
 		}
 	}
+	if n := s.idx + 1; n < len(d.sents) && d.sents[n].cont && !d.sents[n].corr {
+		ns, words := d.sents[n], 0
+		for t := ns.t0; t < ns.t1 && words < scopeWords; t++ {
+			if d.toks[t].kind == tWord {
+				words++
+				if nowWords[d.toks[t].low] {
+					nowIn[len(s.clauses)] = true
+				}
+			}
+		}
+	}
+	nearNow := func(ci int) bool {
+		return nowIn[ci] || ci > 0 && nowIn[ci-1] || nowIn[ci+1]
+	}
 	for i := 0; i < len(s.items); i++ {
 		tr := d.triggerAt(s, i)
 		if tr == nil {
 			it := s.items[i]
-			if hasNow && it.m == nil && weakPast[d.toks[it.t0].low] {
+			if it.m == nil && weakPast[d.toks[it.t0].low] && nearNow(it.clause) {
 				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
 				ts, te = -1, -1
@@ -782,11 +925,30 @@ func (d *Doc) stances(s *sentence) {
 				set(end+1, t.stance, name)
 			}
 		default:
+			set := set
+			if t.dir&stat != 0 {
+				all := set
+				set = func(i int, st Stance, trig string) {
+					if m := s.items[i].m; m == nil || m.Kind == Status {
+						all(i, st, trig)
+					}
+				}
+			}
 			if t.dir&fwd != 0 {
 				d.scopeFwd(s, end, t.stance, name, set)
 			}
 			if t.dir&back != 0 {
-				d.scopeBack(s, i, t.stance, name, set)
+				back := set
+				if t.stance == Negated && (d.valueAfter(s, end) || d.predicateBefore(s, i)) {
+					// "VF-403 is not delayed": the flight is the subject, the status is denied
+					// ("INV-2041 is not the credit note" denies the id)
+					back = func(i int, st Stance, trig string) {
+						if m := s.items[i].m; m == nil || (m.Kind != ID && m.Kind != Name) {
+							set(i, st, trig)
+						}
+					}
+				}
+				d.scopeBack(s, i, t.stance, name, back)
 				// a clause that holds only the trigger ("…, I think." "(tbc)") looks back a clause
 				if d.onlyTrigger(s, c, i, end) && s.items[i].clause > 0 {
 					p := s.clauses[s.items[i].clause-1]
@@ -909,6 +1071,30 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 	}
 }
 
+// predicateBefore reports whether a value other than a name or an id stands before item i in its
+// clause: "VF-88402 was scanned as delivered by mistake" denies the status, not the shipment.
+func (d *Doc) predicateBefore(s *sentence, i int) bool {
+	for j := i - 1; j >= 0 && s.items[j].clause == s.items[i].clause; j-- {
+		if m := s.items[j].m; m != nil && m.Kind != Name && m.Kind != ID {
+			return true
+		}
+	}
+	return false
+}
+
+// valueAfter reports whether a value follows item i in its clause.
+func (d *Doc) valueAfter(s *sentence, i int) bool {
+	if i >= len(s.items) {
+		return false
+	}
+	for j := i; j < len(s.items) && s.items[j].clause == s.items[i].clause; j++ {
+		if s.items[j].m != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // scopeBack applies a stance to the items before i in its clause (at most scopeWords words).
 func (d *Doc) scopeBack(s *sentence, i int, st Stance, name string, set func(int, Stance, string)) {
 	ci := s.items[i].clause
@@ -1008,9 +1194,18 @@ func (d *Doc) reportingSubject(s *sentence, i int) bool {
 			return true
 		}
 		t := d.toks[it.t0]
-		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !anaphors[w]
+		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !d.anaphor(it.t0)
 	}
 	return false
+}
+
+// anaphor reports whether token t is an anaphor: "it", "It", not the department "IT".
+func (d *Doc) anaphor(t int) bool {
+	k := d.toks[t]
+	if !anaphors[k.low] {
+		return false
+	}
+	return k.e-k.s < 2 || strings.ToUpper(d.src[k.s:k.e]) != d.src[k.s:k.e]
 }
 
 // personAt reports whether item i names a person: a known person, a pronoun, or a capitalised
@@ -1085,6 +1280,15 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 				continue
 			}
 			j := x + 1
+			if j < len(s.items) && s.items[j].m == nil && d.toks[s.items[j].t0].low == "(" {
+				// "from EUR 10.80 (per pallet) to EUR 11.40": a bracket after the old value
+				for k := j + 1; k < len(s.items) && k < j+8; k++ {
+					if s.items[k].m == nil && d.toks[s.items[k].t0].low == ")" {
+						j = k + 1
+						break
+					}
+				}
+			}
 			if j < len(s.items) && s.items[j].m == nil && (d.toks[s.items[j].t0].low == "to" || d.toks[s.items[j].t0].low == "until" || d.toks[s.items[j].t0].low == "till") {
 				y := d.nextMention(s, j+1, 3)
 				if y < 0 || family(s.items[y].m.Kind) != family(s.items[x].m.Kind) {
@@ -1127,13 +1331,17 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 		if prev >= 0 {
 			x, y := s.items[prev].m, it.m
 			between := s.items[prev+1 : i]
-			or, rng, words := false, false, 0
+			or, rng, words, brk, comma := false, false, 0, false, false
 			for _, b := range between {
 				if b.m != nil {
 					continue
 				}
 				l := d.toks[b.t0].low
 				switch l {
+				case "(", ")", "[", "]":
+					brk = true // "EUR 10.80 each (total EUR 6,480) to Noorderlaan 147": a bracket parts them
+				case ",", ";":
+					comma = true
 				case "or", "/", "nor":
 					or = true
 				case "-", "–", "to":
@@ -1159,7 +1367,10 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				x.Value = restate(x, y)
 				same = true
 			}
-			if same && words <= 3 {
+			if comma && !or {
+				brk = true // "EUR 6,480, to Noorderlaan 147": a range is not split by a comma
+			}
+			if same && words <= 3 && !brk {
 				px := s.items[prev].stance
 				switch {
 				case rng && px == Past:
@@ -1254,6 +1465,44 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// shortValue reports whether a clause is a short value of a label before it (at most three words,
+// no pronoun): "north", "Dock 4", "the Maas room".
+func (d *Doc) shortValue(s *sentence, c clause) bool {
+	n := 0
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		n++
+		if it.m == nil && personalPronouns[d.toks[it.t0].low] {
+			return false
+		}
+	}
+	return n <= 3
+}
+
+// bare reports whether a clause is only a value or a name, perhaps with a conjunction or a
+// determiner: a conjunct ("VF-403", "and INV-2042").
+func (d *Doc) bare(s *sentence, c clause) bool {
+	n, vals := 0, 0
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		if it.m != nil {
+			vals++
+			continue
+		}
+		if w := d.toks[it.t0].low; w == "and" || w == "or" || determiners[w] || w == "both" {
+			continue
+		}
+		n++
+	}
+	return vals > 0 && n == 0
+}
+
 // ---- binding ----
 
 // bind finds what each value is about: its clause, the clauses it continues, its sentence's
@@ -1295,6 +1544,11 @@ func (d *Doc) bind() {
 func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	var out []span
 	ci := s.items[at].clause
+	// a bare conjunct shares the predicate that follows it: "VF-403 and VF-405 are delayed"
+	for x := ci; !own && x+1 < len(s.clauses) && s.clauses[x+1].cont == x && !s.clauses[x].paren && d.bare(s, s.clauses[x]); x++ {
+		c := s.clauses[x+1]
+		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+	}
 	first := false
 	for ci >= 0 {
 		c := s.clauses[ci]
@@ -1310,13 +1564,27 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	if s.table && col >= 0 && col < len(s.header) {
 		out = append(out, s.header[col])
 	}
+	if s.table && col > 0 {
+		// and of its row's first cell, the row's key
+		for x := 0; x < len(s.clauses); x++ {
+			if fc := s.clauses[x]; d.hasWord(s, fc) {
+				if sp := (span{s.items[fc.i0].t0, s.items[fc.i1-1].t1}); !containsSpan(out, sp) {
+					out = append(out, sp)
+				}
+				break
+			}
+		}
+	}
 	for _, h := range s.ctx {
 		hs := d.sents[h]
 		out = append(out, span{hs.t0, hs.t1})
 	}
-	for _, c := range s.children {
-		cs := d.sents[c]
-		out = append(out, span{cs.t0, cs.t1})
+	if s.items[at].m != nil && s.items[at].m.Kind == Status {
+		// a status in a heading is said of the items under it ("Approved:" over a list)
+		for _, c := range s.children {
+			cs := d.sents[c]
+			out = append(out, span{cs.t0, cs.t1})
+		}
 	}
 	if (first || s.corr) && s.cont && s.prev >= 0 && !own {
 		p := d.sents[s.prev]
@@ -1336,8 +1604,27 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 func (d *Doc) entity(s *sentence, at int, class string) string {
 	ci := s.items[at].clause
 	c := s.clauses[ci]
+	if s.table {
+		// a table row is about its first cell ("| Tulpen BV | Dirk Peeters | 09:30 |")
+		for x := 0; x < ci; x++ {
+			fc := s.clauses[x]
+			if !d.hasWord(s, fc) {
+				continue
+			}
+			if k := d.nearest(s, fc.i0, fc.i1, at, class); k != "" {
+				return k
+			}
+			break
+		}
+	}
 	if k := d.nearest(s, c.i0, c.i1, at, class); k != "" {
 		return k
+	}
+	if c.paren && c.start == "(" && c.anchor >= 0 && c.anchor < ci {
+		a := s.clauses[c.anchor]
+		if k := d.nearest(s, a.i0, a.i1, at, class); k != "" {
+			return k
+		}
 	}
 	first := ci == 0
 	for x := c.cont; x >= 0; x = s.clauses[x].cont {
@@ -1365,6 +1652,26 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 		}
 	}
 	return ""
+}
+
+// containsSpan reports whether spans holds sp.
+func containsSpan(spans []span, sp span) bool {
+	for _, x := range spans {
+		if x == sp {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether clause c holds a word or a value.
+func (d *Doc) hasWord(s *sentence, c clause) bool {
+	for i := c.i0; i < c.i1; i++ {
+		if s.items[i].word || s.items[i].m != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // entityClass is the class a mention binds as: a name's class, "id" for an id, "" for others.

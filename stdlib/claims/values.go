@@ -223,6 +223,21 @@ func (sc *scanner) isoDate(i int) int {
 		m := sc.add(Date, i, j, day.Format("2006-01-02"))
 		m.day = day
 		if k := sc.clockAt(j+1, true); k > j+1 {
+			// an offset after the time ("+01:00", "-05:00") belongs to it
+			if o := sc.low(k); (o == "+" || o == "-") && sc.attached(k) {
+				if h := sc.tok(k + 1); h != nil && h.kind == tNum && sc.attached(k+1) {
+					k += 2
+					if sc.low(k) == ":" && sc.attached(k) {
+						if m := sc.tok(k + 1); m != nil && m.kind == tNum && sc.attached(k+1) {
+							k += 2
+						}
+					}
+					if t := sc.out[len(sc.out)-1]; t.Kind == Time {
+						t.t1, t.End = k, sc.d.toks[k-1].e
+						t.Text = sc.d.src[t.Start:t.End]
+					}
+				}
+			}
 			return k
 		}
 		return j
@@ -437,6 +452,17 @@ func (sc *scanner) wordDate(i int) int {
 				sub := &scanner{d: sc.d, t0: i, t1: sc.t1}
 				if end := sub.finishDate(k, e3, year, mo, atoi(n.low), wd); end > k {
 					return sc.withWeekday(i, end, sub.out[len(sub.out)-1], wd)
+				}
+			}
+		}
+		// "Carnival Tuesday (17 February)": the date in brackets says which Tuesday
+		if sc.low(j) == "(" {
+			if n := sc.tok(j + 1); n != nil && (n.kind == tNum || n.kind == tWord) {
+				sub := &scanner{d: sc.d, t0: j + 1, t1: sc.t1}
+				for _, f := range []func(int) int{sub.isoDate, sub.numericDate, sub.dayMonth, sub.wordDate} {
+					if e := f(j + 1); e > j+1 && len(sub.out) > 0 && sub.out[len(sub.out)-1].Kind == Date && sc.low(e) == ")" {
+						return sc.withWeekday(i, e+1, sub.out[len(sub.out)-1], wd)
+					}
 				}
 			}
 		}
@@ -698,6 +724,12 @@ func (sc *scanner) hm(i int, iso bool) (h, m, j int, ok bool) {
 			j = i + 3
 			if sep == "." && !iso && !sc.timeContext(i, j) {
 				return 0, 0, i, false
+			}
+			if sep == "." && !iso {
+				// "at 1.18 EUR/SDR", "at 2.50 per kg": a rate, not a time
+				if c, _ := sc.currency(j); c != "" || sc.low(j) == "/" || sc.low(j) == "per" {
+					return 0, 0, i, false
+				}
 			}
 			if sc.low(j) == ":" && sc.attached(j) {
 				if c := sc.tok(j + 1); c != nil && c.kind == tNum && c.e-c.s == 2 && sc.attached(j+1) {
@@ -1077,8 +1109,11 @@ func (sc *scanner) quantity(i int) int {
 		if !ok {
 			return i
 		}
+		if sc.low(n.end) == ":" && sc.attached(n.end) && sc.tok(n.end+1) != nil && sc.tok(n.end+1).kind == tNum && sc.attached(n.end+1) {
+			return n.end + 2 // "1:1", "3:2": a ratio or a score, no number
+		}
 		val, end = n.val, n.end
-		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) {
+		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) && sc.yearContext(i, end) {
 			if y := val.IntPart(); y >= 1900 && y <= 2200 {
 				return end // a year
 			}
@@ -1098,6 +1133,9 @@ func (sc *scanner) quantity(i int) int {
 			u := durationUnits[w]
 			if u == 0 || len(w) == 1 {
 				return i
+			}
+			if len(sc.out) > 0 && sc.out[len(sc.out)-1].t1 == i {
+				return i + 2 // "EUR 120 a year", "3 calls a day": a rate, no duration
 			}
 			if u < 0 {
 				m := sc.add(Duration, i, i+2, durationValue(decimal.NewFromInt(-u), true))
@@ -1168,13 +1206,34 @@ func (sc *scanner) quantity(i int) int {
 	if sc.low(k) == "-" && sc.attached(k) {
 		k++
 	}
+	// a measure: "1,200 m2", "1,200 m²", "40 m3", "400 m", "5 t"
+	if u := sc.tok(k); u != nil && u.kind == tWord && (u.low == "m" || u.low == "km" || u.low == "cm" || u.low == "t") {
+		unit, e := u.low, k+1
+		if p := sc.low(e); (p == "2" || p == "3" || p == "²" || p == "³") && sc.attached(e) {
+			unit, e = unit+map[string]string{"2": "2", "3": "3", "²": "2", "³": "3"}[p], e+1
+		}
+		if n := sc.tok(e); n == nil || n.sp || n.kind != tWord {
+			m := sc.add(Count, i, e, val.String()+" "+unit)
+			m.num, m.unit = val, unit
+			return e
+		}
+	}
 	if u := sc.tok(k); u != nil && u.kind == tWord && len(u.low) >= 2 && !unitStop[u.low] && !functionWords[u.low] &&
 		!isMonthOrDay(u.low) && durationUnits[u.low] == 0 {
 		if _, cur := currencyWords[u.low]; !cur {
 			unit := singular(u.key)
-			m := sc.add(Count, i, k+1, val.String()+" "+unit)
+			e := k + 1
+			// a compound of two nouns: "9 pallet places", "3 loading slots"
+			if n := sc.tok(e); n != nil && n.kind == tWord && strings.HasSuffix(n.low, "s") && len(n.low) > 3 &&
+				!unitStop[n.low] && !functionWords[n.low] && !isMonthOrDay(n.low) && durationUnits[n.low] == 0 && !strings.HasSuffix(u.low, "s") {
+				if _, isStatus := sc.d.r.statusIndex[n.key]; !isStatus {
+					unit += " " + singular(n.key)
+					e++
+				}
+			}
+			m := sc.add(Count, i, e, val.String()+" "+unit)
 			m.num, m.unit = val, unit
-			return k + 1
+			return e
 		}
 	}
 	if isWord {
@@ -1197,6 +1256,28 @@ func (sc *scanner) euroPallet(j, k int) bool {
 	}
 	n := sc.tok(k)
 	return n != nil && (n.key == "pallet" || n.key == "pallets")
+}
+
+// yearWords before or after a four-digit number make it a year ("in 2026", "Q3 2026", "the 2026
+// tariffs", "December 2025", "FY 2026").
+var yearWords = words(`in since until till by of from to the our this next last fy year q1 q2 q3 q4 h1 h2 financial fiscal during before after for`)
+
+// yearContext reports whether the number at i..end is a year by its neighbours: a year word or a
+// month before it, or a word glued to a quarter ("Q3"); a number alone ("Total: 2000") is no year.
+func (sc *scanner) yearContext(i, end int) bool {
+	prev := sc.low(i - 1)
+	if yearWords[prev] || isMonthOrDay(prev) {
+		return true
+	}
+	if t := sc.tok(i - 1); t != nil && t.kind == tNum && sc.low(i-2) == "q" {
+		return true // "Q3 2026"
+	}
+	for _, m := range months {
+		if len(prev) >= 3 && strings.HasPrefix(m, prev) {
+			return true
+		}
+	}
+	return false
 }
 
 // isQuantityFollower reports whether the token at j makes the number before it a quantity.
