@@ -27,14 +27,17 @@ const CapabilitiesFile = "capabilities.star"
 // (of the file or of a folder on its way) that leads out of the root is refused with an
 // *EscapeError naming it, and nothing outside the root is read or quoted. Links that stay
 // inside the root work.
+//
+// A corpus's limits are fixed when it is made (Limits, WithLimits): what a file loads is kept
+// per corpus (a helper file's top-level code runs once), and the outcome depends on them.
 type Corpus struct {
 	FS fs.FS
 	// Root is the corpus root inside FS ("." for the top).
 	Root string
 	// Display is how the root is shown in diagnostics (a path as the user gave it).
 	Display string
-	Limits  Limits
 
+	limits      Limits
 	predeclared starlark.StringDict
 
 	taxOnce  sync.Once
@@ -50,13 +53,27 @@ type module struct {
 	err     error
 }
 
-// NewCorpus opens a corpus rooted at root inside fsys.
+// NewCorpus opens a corpus rooted at root inside fsys, with DefaultLimits.
 func NewCorpus(fsys fs.FS, root, display string) *Corpus {
 	if root == "" {
 		root = "."
 	}
-	return &Corpus{FS: fsys, Root: path.Clean(root), Display: display, Limits: DefaultLimits,
+	return &Corpus{FS: fsys, Root: path.Clean(root), Display: display, limits: DefaultLimits,
 		predeclared: Predeclared(), modules: map[string]*module{}}
+}
+
+// Limits are the limits of every call into the corpus's scripts while its files load.
+func (c *Corpus) Limits() Limits { return c.limits }
+
+// WithLimits is the corpus with other limits: c itself when they are c's, or a corpus of the
+// same files that loads them anew (nothing c loaded is shared).
+func (c *Corpus) WithLimits(lim Limits) *Corpus {
+	if lim == c.limits {
+		return c
+	}
+	n := NewCorpus(c.FS, c.Root, c.Display)
+	n.limits = lim
+	return n
 }
 
 // OpenDir opens the corpus rooted at the folder dir on disk, behind an os.Root: besides the
@@ -296,44 +313,94 @@ func (c *Corpus) exec(ctx context.Context, rel string, st *fileState) *fileResul
 	f := &File{Rel: rel, Path: c.DisplayPath(rel)}
 	res := &fileResult{File: f}
 	st.rel, st.display = rel, f.Path
-	src, err := c.readFile(rel)
-	if err != nil {
-		msg := fmt.Sprintf("cannot read %s: %v", f.Path, unwrapPathErr(err))
-		var esc *EscapeError
-		if errors.As(err, &esc) {
-			msg = esc.Error()
-		}
-		f.Diags = []Diagnostic{NewDiag("load", msg)}
+	sc := c.run(ctx, rel, st, []string{rel}, func(pos syntax.Position, msg string) { f.Prints = append(f.Prints, fmt.Sprintf("%s: %s", pos, msg)) })
+	f.Source = sc.src
+	var esc *EscapeError
+	var bad *NotUTF8Error
+	switch {
+	case sc.err == nil:
+		res.caps = st.caps
+	case sc.stage == stageRead && errors.As(sc.err, &esc):
+		f.Diags = []Diagnostic{NewDiag("load", esc.Error())}
 		f.Diags[0].File = f.Path
-		return res
-	}
-	f.Source = src
-	text, bad := sourceText(src)
-	if bad != nil {
+	case sc.stage == stageRead:
+		f.Diags = []Diagnostic{NewDiag("load", fmt.Sprintf("cannot read %s: %v", f.Path, unwrapPathErr(sc.err)))}
+		f.Diags[0].File = f.Path
+	case errors.As(sc.err, &bad):
 		f.Diags = []Diagnostic{bad.diag(f.Path)}
-		return res
-	}
-	_, prog, err := starlark.SourceProgramOptions(FileOptions, f.Path, text, c.predeclared.Has)
-	if err != nil {
-		f.Diags = SyntaxDiags(err)
-		return res
-	}
-	th := NewThread(rel, c.Limits, func(pos syntax.Position, msg string) { f.Prints = append(f.Prints, fmt.Sprintf("%s: %s", pos, msg)) })
-	th.SetLocal(fileStateKey, st)
-	th.Load = c.loader(ctx, []string{rel})
-	stop := Guard(ctx, th, c.Limits)
-	globals, err := prog.Init(th, c.predeclared)
-	stop()
-	globals.Freeze()
-	if err != nil {
-		f.Diags = []Diagnostic{ErrorDiag("script-error", err)}
+	case sc.stage == stageSyntax:
+		f.Diags = SyntaxDiags(sc.err)
+	default:
+		f.Diags = []Diagnostic{ErrorDiag("script-error", sc.err)}
 		if f.Diags[0].File == "" {
 			f.Diags[0].File = f.Path
 		}
-		return res
 	}
-	res.caps = st.caps
 	return res
+}
+
+// The stages of running a file's top-level code (script.stage).
+const (
+	stageRead   = iota // reading the file
+	stageText          // its text (NotUTF8Error)
+	stageSyntax        // parsing and resolving it
+	stageRun           // running it
+)
+
+// script is the outcome of running a file's top-level code.
+type script struct {
+	src     []byte
+	globals starlark.StringDict
+	err     error // what stopped it, at stage
+	stage   int
+	// transient: a cancelled context or the wall-clock limit stopped it (or a file it loads):
+	// another run may end otherwise, so the outcome is not kept.
+	transient bool
+}
+
+// transientKey marks a thread one of whose loads ended transiently.
+const transientKey = "coworkenv.dsl.transient"
+
+// run is the one way a file's top-level code runs, a task file's (exec) or a helper's
+// (loadModule): read it through the wall, check its text, compile it, and run it on a thread
+// of its own with the corpus's limits, its loads resolved by the corpus. chain is the stack of
+// files being loaded, rel last.
+func (c *Corpus) run(ctx context.Context, rel string, st *fileState, chain []string, print func(syntax.Position, string)) *script {
+	sc := &script{}
+	src, err := c.readFile(rel)
+	if err != nil {
+		sc.err, sc.stage = err, stageRead
+		return sc
+	}
+	sc.src = src
+	text, bad := sourceText(src)
+	if bad != nil {
+		sc.err, sc.stage = bad, stageText
+		return sc
+	}
+	_, prog, err := starlark.SourceProgramOptions(FileOptions, c.DisplayPath(rel), text, c.predeclared.Has)
+	if err != nil {
+		sc.err, sc.stage = err, stageSyntax
+		return sc
+	}
+	if ctx.Err() != nil {
+		// the interpreter's error for a cancelled thread, without starting one
+		sc.err, sc.stage, sc.transient = cancelled(reasonCanceled), stageRun, true
+		return sc
+	}
+	th := NewThread(rel, c.limits, print)
+	th.SetLocal(fileStateKey, st)
+	th.Load = c.loader(ctx, chain)
+	stop := Guard(ctx, th, c.limits)
+	globals, err := prog.Init(th, c.predeclared)
+	stop()
+	globals.Freeze()
+	sc.globals = globals
+	if err != nil {
+		sc.err, sc.stage = err, stageRun
+		sc.transient = guardOf(th).cancelled.Load() != nil || th.Local(transientKey) != nil || ctx.Err() != nil
+	}
+	return sc
 }
 
 func unwrapPathErr(err error) error {
@@ -380,10 +447,12 @@ func ResolveLoad(from, module string) (string, error) {
 }
 
 // loader returns the thread's load function. chain is the stack of files being loaded, for
-// cycle detection. Modules are cached per corpus; two goroutines may load the same module at
-// once, which only duplicates deterministic work.
+// cycle detection. Modules are kept per corpus, except those whose load was cut short by a
+// cancelled context or the wall-clock limit (the thread that asked is marked: its own outcome
+// is not kept either). Two goroutines may load the same module at once, which only duplicates
+// deterministic work.
 func (c *Corpus) loader(ctx context.Context, chain []string) func(*starlark.Thread, string) (starlark.StringDict, error) {
-	return func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
+	return func(th *starlark.Thread, module string) (starlark.StringDict, error) {
 		from := chain[len(chain)-1]
 		rel, err := ResolveLoad(from, module)
 		if err != nil {
@@ -400,7 +469,11 @@ func (c *Corpus) loader(ctx context.Context, chain []string) func(*starlark.Thre
 		if ok {
 			return m.globals, m.err
 		}
-		m = c.loadModule(ctx, rel, module, append(chain[:len(chain):len(chain)], rel))
+		m, transient := c.loadModule(ctx, rel, module, append(chain[:len(chain):len(chain)], rel))
+		if transient {
+			th.SetLocal(transientKey, true)
+			return m.globals, m.err
+		}
 		c.mu.Lock()
 		c.modules[rel] = m
 		c.mu.Unlock()
@@ -408,41 +481,29 @@ func (c *Corpus) loader(ctx context.Context, chain []string) func(*starlark.Thre
 	}
 }
 
-func (c *Corpus) loadModule(ctx context.Context, rel, name string, chain []string) *module {
-	src, err := c.readFile(rel)
-	if err != nil {
-		var esc *EscapeError
-		if errors.As(err, &esc) {
-			return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %v", name, esc)}}
-		}
-		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: no such file in the corpus (%s)", name, c.DisplayPath(rel))}}
-	}
+// loadModule runs a helper file (rel, loaded as name) and says whether its outcome is transient.
+func (c *Corpus) loadModule(ctx context.Context, rel, name string, chain []string) (*module, bool) {
 	display := c.DisplayPath(rel)
-	text, bad := sourceText(src)
-	if bad != nil {
-		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, bad.diag(display).String())}}
+	sc := c.run(ctx, rel, &fileState{rel: rel, display: display, isHelper: true}, chain, nil)
+	var esc *EscapeError
+	var bad *NotUTF8Error
+	var le *LoadError
+	switch {
+	case sc.err == nil:
+		return &module{globals: sc.globals}, false
+	case sc.stage == stageRead && errors.As(sc.err, &esc):
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %v", name, esc)}}, false
+	case sc.stage == stageRead:
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: no such file in the corpus (%s)", name, display)}}, false
+	case errors.As(sc.err, &bad):
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, bad.diag(display).String())}}, false
+	case sc.stage == stageSyntax:
+		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, SyntaxDiags(sc.err)[0].String())}}, false
+	case errors.As(sc.err, &le):
+		return &module{err: le}, sc.transient
 	}
-	_, prog, err := starlark.SourceProgramOptions(FileOptions, display, text, c.predeclared.Has)
-	if err != nil {
-		d := SyntaxDiags(err)[0]
-		return &module{err: &LoadError{Msg: fmt.Sprintf("%s: %s", name, d.String())}}
-	}
-	th := NewThread(rel, c.Limits, nil)
-	th.SetLocal(fileStateKey, &fileState{rel: rel, display: display, isHelper: true})
-	th.Load = c.loader(ctx, chain)
-	stop := Guard(ctx, th, c.Limits)
-	globals, err := prog.Init(th, c.predeclared)
-	stop()
-	globals.Freeze()
-	if err != nil {
-		var le *LoadError
-		if errors.As(err, &le) {
-			return &module{err: le}
-		}
-		d := ErrorDiag("script-error", err)
-		return &module{err: &LoadError{Msg: fmt.Sprintf("%s failed: %s", name, d.String())}}
-	}
-	return &module{globals: globals}
+	d := ErrorDiag("script-error", sc.err)
+	return &module{err: &LoadError{Msg: fmt.Sprintf("%s failed: %s", name, d.String())}}, sc.transient
 }
 
 // LoadAll loads every task file of the corpus in path order.

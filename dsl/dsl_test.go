@@ -229,8 +229,8 @@ func TestDialect(t *testing.T) {
 
 // The wall-clock limit cancels a script that is within its step budget.
 func TestTimeout(t *testing.T) {
-	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"})
-	c.Limits = dsl.Limits{Timeout: 30 * time.Millisecond} // no step budget
+	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"}).
+		WithLimits(dsl.Limits{Timeout: 30 * time.Millisecond}) // no step budget
 	f := c.LoadFile(context.Background(), "a.star")
 	require.Len(t, f.Diags, 1)
 	assert.Equal(t, "timeout", f.Diags[0].Code)
@@ -240,8 +240,7 @@ func TestTimeout(t *testing.T) {
 
 // A cancelled context stops a script too, and is not reported as a timeout.
 func TestCancel(t *testing.T) {
-	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"})
-	c.Limits = dsl.Limits{}
+	c := corpusOf(map[string]string{"a.star": "def spin():\n    n = 0\n    while True:\n        n += 1\nspin()\n"}).WithLimits(dsl.Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f := c.LoadFile(ctx, "a.star")

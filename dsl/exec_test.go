@@ -36,7 +36,7 @@ func TestBuiltinsChargeTheirWork(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			corp := corpusOf(map[string]string{"a.star": c.src})
 			if c.lim != nil {
-				corp.Limits = *c.lim
+				corp = corp.WithLimits(*c.lim)
 			}
 			f := corp.LoadFile(context.Background(), "a.star")
 			require.Len(t, f.Diags, 1)

@@ -83,7 +83,7 @@ func TestNotUTF8(t *testing.T) {
 func TestStepLimitPointsAtTheLoop(t *testing.T) {
 	src := "def g():\n    return 1\n\ndef f():\n    n = 0\n    while True:\n        pass\n\nX = f()\n"
 	c := corpusOf(map[string]string{"a.star": src})
-	c.Limits.Steps = 10000
+	c = c.WithLimits(dsl.Limits{Steps: 10000, Timeout: c.Limits().Timeout})
 	f := c.LoadFile(context.Background(), "a.star")
 	require.Len(t, f.Diags, 1)
 	assert.Equal(t, "step-limit", f.Diags[0].Code)

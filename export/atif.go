@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -52,13 +52,6 @@ type convItem struct {
 	tools   []toolAnswer // the tool messages that answer an assistant message's calls, in order
 }
 
-// userSource is what a user message was made of: the turn, and the user event that opened the
-// turn (nil for a simulated user's answer within it).
-type userSource struct {
-	turn int
-	user *trace.User
-}
-
 // toolAnswer is a tool message with the result event it shows (nil for a call not run).
 type toolAnswer struct {
 	msg    *jsonv.Object
@@ -66,96 +59,47 @@ type toolAnswer struct {
 }
 
 // conversation is the conversation (MessagesWith, with the tool messages the model agent
-// recorded for calls it did not run) with, for each message, the events it was made of: the k-th
-// user message is the k-th user event; the k-th assistant message is the k-th assistant event of
-// a model, or the k-th call or reply event of another agent (the package documentation says
-// how Messages builds them). The tool messages that follow an assistant message are its
+// recorded for calls it did not run) with, for each message, the events it was made of (the
+// history keeps them: trace.History). The tool messages that follow an assistant message are its
 // answers.
 func (e *Episode) conversation(system string) []*convItem {
-	msgs := e.MessagesWith(system, MessageOptions{RecordedNotRun: true})
+	hist := e.History(true)
+	msgs := MessageOptions{RecordedNotRun: true}.render(system, hist)
 	fromModel := e.FromModel()
-	// the events behind the user and assistant messages, in the order Messages makes them: a
-	// simulated user's answer the agent saw is a user message of its own (with, for an agent
-	// that is not a model, the question it answers as an assistant message before it)
-	var users []userSource
-	var agents []trace.Body
+	users := map[int]*trace.User{} // the user event of each turn
 	results := map[string][]*trace.CallResult{}
-	for i, ev := range e.Events {
+	for _, ev := range e.Events {
 		switch b := ev.Body.(type) {
 		case *trace.User:
-			users = append(users, userSource{turn: b.Turn, user: b})
-		case *trace.SimUser:
-			if _, ok := e.simAnswer(i, b); ok {
-				if !fromModel {
-					agents = append(agents, b)
-				}
-				users = append(users, userSource{turn: b.Turn})
-			}
-		case *trace.Assistant:
-			if fromModel {
-				agents = append(agents, b)
-			}
-		case *trace.Call, *trace.Reply:
-			if !fromModel {
-				agents = append(agents, b)
-			}
+			users[b.Turn] = b
 		case *trace.CallResult:
 			results[b.ID] = append(results[b.ID], b)
 		}
 	}
-	nUser, nAsst := 0, 0
-	for _, m := range msgs {
-		switch str(m.(*jsonv.Object), "role") {
-		case "user":
-			nUser++
-		case "assistant":
-			nAsst++
-		}
-	}
-	if nUser != len(users) {
-		users = nil
-	}
-	if nAsst != len(agents) {
-		agents = nil // Messages and the events disagree: leave what comes from the events out
-	}
 	var out []*convItem
+	if system != "" {
+		out = append(out, &convItem{msg: msgs[0].(*jsonv.Object), role: "system"})
+		msgs = msgs[1:]
+	}
 	var last *convItem // the last assistant message
-	turn, ui, ai := 0, 0, 0
-	for _, v := range msgs {
-		m := v.(*jsonv.Object)
-		it := &convItem{msg: m, role: str(m, "role"), turn: turn}
-		switch it.role {
-		case "user":
-			if users != nil {
-				it.user = users[ui].user
-				turn = users[ui].turn
-			} else if ui > 0 {
-				turn++
+	opened := map[int]bool{}
+	for i, h := range hist[1:] {
+		m := msgs[i].(*jsonv.Object)
+		it := &convItem{msg: m, role: h.Role, turn: h.Turn}
+		switch h.Role {
+		case conversation.User:
+			if !opened[h.Turn] {
+				opened[h.Turn], it.user = true, users[h.Turn]
 			}
-			it.turn = turn
-			ui++
-		case "assistant":
+		case conversation.Assistant:
 			it.rebuilt = !fromModel
-			if agents != nil {
-				switch b := agents[ai].(type) {
-				case *trace.Assistant:
-					it.asst, it.turn = b, b.Turn
-				case *trace.Call:
-					it.turn = b.Turn
-				case *trace.Reply:
-					it.turn = b.Turn
-				case *trace.SimUser:
-					it.turn = b.Turn
-				}
-			}
-			ai++
+			it.asst, _ = h.From.(*trace.Assistant)
 			last = it
-		case "tool":
+		case conversation.Tool:
 			if last != nil {
-				id := str(m, "tool_call_id")
 				a := toolAnswer{msg: m}
-				if rs := results[id]; len(rs) > 0 {
-					a.result, results[id] = rs[0], rs[1:]
+				if rs := results[h.ToolCallID]; len(rs) > 0 {
+					a.result, results[h.ToolCallID] = rs[0], rs[1:]
 				}
 				last.tools = append(last.tools, a)
 			}
@@ -357,7 +301,7 @@ func atifToolCalls(m *jsonv.Object) (calls []jsonv.Value, ids map[string]bool) {
 	for _, c := range list {
 		id, name, args := callParts(asObject(c))
 		ids[id] = true
-		parsed, problem := modelagent.ParseArguments(args)
+		parsed, problem := conversation.ParseArguments(args)
 		call := jsonv.NewObject("tool_call_id", id, "function_name", name)
 		if problem != "" {
 			call.Set("arguments", &jsonv.Object{})

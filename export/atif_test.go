@@ -12,8 +12,8 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -289,8 +289,8 @@ func (ixModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, error
 		if _, err := tc.Call("r1", "fs_read", jsonv.NewObject("path", "/a.txt")); err != nil {
 			return "", err
 		}
-		_, problem := modelagent.ParseArguments(`{"path":`)
-		tc.NotRun("bad", modelagent.BadArgumentsContent("fs_write", problem, `{"path":`))
+		_, problem := conversation.ParseArguments(`{"path":`)
+		tc.NotRun("bad", conversation.BadArgumentsContent("fs_write", problem, `{"path":`))
 		tc.Assistant(episode.AssistantMessage{ToolCalls: []jsonv.Value{call("w1", "fs_write", `{"path":"/b.txt","content":"alpha"}`)},
 			Usage: ixUsage(150, 10), FinishReason: "tool_calls"})
 		if _, err := tc.Call("w1", "fs_write", jsonv.NewObject("path", "/b.txt", "content", "alpha")); err != nil {

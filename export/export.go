@@ -1,27 +1,31 @@
 // Package export turns traces into training and evaluation data (docs/training.md,
 // docs/rewards.md, docs/interchange.md).
 //
-// Messages. An episode becomes a conversation in the OpenAI chat format: a system message, a
-// user message per user event, assistant messages (with "tool_calls"), and a "tool" message with
-// "tool_call_id" for every tool call, in the order of the calls. MessageOptions choose its shape:
-// Messages (and `export rl`) writes arguments as JSON strings; `export sft` writes them as JSON
-// objects by default, names the tool on every tool message, and adds the model's reasoning (see
-// sft.go for the row formats).
+// Messages. An episode becomes a conversation in the OpenAI chat format: the history the
+// conversation machine keeps (runtime/conversation), made again from the trace by trace.History,
+// the machine the model agent, a served session and replay run; this package only writes it out.
+// It has a system message, a user message per user event (with the time note the model was
+// shown) and per answer of a simulated user the agent saw, assistant messages (with
+// "tool_calls"), and a "tool" message with "tool_call_id" for every tool call, in the order of
+// the calls. MessageOptions choose its shape: Messages (and `export rl`) writes arguments as JSON
+// strings; `export sft` writes them as JSON objects by default, names the tool on every tool
+// message, and adds the model's reasoning (see sft.go for the row formats).
 //
 //   - Model traces (they hold assistant events) keep what the model sent: one assistant message
 //     per assistant event (its text, "" when it had none, its reasoning when asked, and its tool
-//     calls with the ids the calls ran under). Each tool message holds what the agent showed the
-//     model: the result's content, or for a tool error {"error": MESSAGE} (with "transient": true
-//     for an injected fault), as runtime/modelagent does. A tool call the agent did not run has no
-//     result: its tool message is the one the not_run event records (MessageOptions.RecordedNotRun)
-//     or, for traces of older engines without them, is rebuilt: exactly for arguments that are
-//     not a JSON object (the message modelagent sends), and as {"error": "the tool was not run"}
-//     otherwise (a turn cut short by max_calls_per_turn or by the token limit). Arguments sent as
-//     "" or null become "{}", and arguments that are not a string are encoded as one.
-//   - Traces of agents that are not models (oracle, noop, replay) are rebuilt from their call,
-//     result and reply events: one assistant message with one tool call per call event (the id
-//     is the call's id, the arguments its args), a tool message per result as above, and the
-//     reply as the turn's last assistant message ("" when the solution gave none).
+//     calls with the ids the calls ran under, arguments as sent). Each tool message holds what the
+//     agent showed the model: the result's content, or for a tool error {"error": MESSAGE} (with
+//     "transient": true for an injected fault). A tool call the agent did not run has no result:
+//     its tool message is the one the not_run event records (MessageOptions.RecordedNotRun) or,
+//     for traces of older engines without them, is rebuilt: exactly for arguments that are not a
+//     JSON object, and as {"error": "the tool was not run"} otherwise (a turn cut short by
+//     max_calls_per_turn or by the token limit). Arguments sent as "" or null become "{}", and
+//     arguments that are not a string are encoded as one.
+//   - Traces of agents that are not models (oracle, noop, replay) are made as if a model had
+//     sent each call event as a message with that one call (the id is the call's id, the
+//     arguments its args), each question to a simulated user whose answer the agent saw as a
+//     message of its text, and the reply as the turn's last assistant message ("" when the
+//     solution gave none).
 //
 // System message. A trace of a model records its system prompt in the start event; that is
 // used. Other traces do not, so Systems rebuilds it as the model agent would have got it:
@@ -53,7 +57,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -133,17 +137,7 @@ func (e *Episode) ErrorCode() string {
 
 // FromModel reports whether a model made the episode: its trace holds assistant events (or its
 // agent is openai).
-func (e *Episode) FromModel() bool {
-	if e.Agent() == "openai" {
-		return true
-	}
-	for _, ev := range e.Events {
-		if _, ok := ev.Body.(*trace.Assistant); ok {
-			return true
-		}
-	}
-	return false
-}
+func (e *Episode) FromModel() bool { return trace.FromModel(e.Events) }
 
 // RecordedSystem is the system prompt the start event records ("" when none).
 func (e *Episode) RecordedSystem() string { return e.start().System }
@@ -170,15 +164,9 @@ func (e *Episode) Sample() int {
 // MalformedCalls counts the model's tool calls whose arguments are not a JSON object.
 func (e *Episode) MalformedCalls() int {
 	n := 0
-	for _, ev := range e.Events {
-		a, ok := ev.Body.(*trace.Assistant)
-		if !ok {
-			continue
-		}
-		for _, c := range toolCalls(a) {
-			if _, problem := modelagent.ParseArguments(c.args); problem != "" {
-				n++
-			}
+	for _, c := range e.toolCalls() {
+		if _, problem := conversation.ParseArguments(c.Arguments); problem != "" {
+			n++
 		}
 	}
 	return n
@@ -188,23 +176,22 @@ func (e *Episode) MalformedCalls() int {
 // engine accepts (limits.ToolArgsDepth): the model's, or for other agents the call events'.
 // MessageOptions.ObjectArguments leaves them strings.
 func (e *Episode) DeepCalls() int {
-	model := e.FromModel()
 	n := 0
-	for _, ev := range e.Events {
-		switch b := ev.Body.(type) {
-		case *trace.Assistant:
-			for _, c := range toolCalls(b) {
-				if args, problem := modelagent.ParseArguments(c.args); problem == "" && tooDeep(args) {
-					n++
-				}
-			}
-		case *trace.Call:
-			if !model && tooDeep(b.Args) {
-				n++
-			}
+	for _, c := range e.toolCalls() {
+		if args, problem := conversation.ParseArguments(c.Arguments); problem == "" && tooDeep(args) {
+			n++
 		}
 	}
 	return n
+}
+
+// toolCalls are the tool calls of the conversation, in order.
+func (e *Episode) toolCalls() []conversation.Call {
+	var out []conversation.Call
+	for _, m := range e.History(false) {
+		out = append(out, m.ToolCalls...)
+	}
+	return out
 }
 
 // HasAssistant reports whether the conversation has an assistant message.
@@ -249,221 +236,67 @@ func (e *Episode) Messages(system string) []jsonv.Value {
 // MessagesWith is the conversation in the shape o chooses; system "" leaves the system message
 // out.
 func (e *Episode) MessagesWith(system string, o MessageOptions) []jsonv.Value {
+	return o.render(system, e.History(o.RecordedNotRun))
+}
+
+// History is the conversation the trace records as the conversation machine keeps it
+// (trace.History): with recordedNotRun, a call not run has the tool message the trace records.
+func (e *Episode) History(recordedNotRun bool) []conversation.Message {
+	return trace.History(e.Events, recordedNotRun)
+}
+
+// render writes a history in the shape o chooses, one message for each of hist after its system
+// message, which system (when not "") replaces.
+func (o MessageOptions) render(system string, hist []conversation.Message) []jsonv.Value {
 	var msgs []jsonv.Value
 	if system != "" {
 		msgs = append(msgs, jsonv.NewObject("role", "system", "content", system))
 	}
-	if e.FromModel() {
-		return e.modelMessages(msgs, o)
-	}
-	return e.rebuiltMessages(msgs, o)
-}
-
-func (e *Episode) modelMessages(msgs []jsonv.Value, o MessageOptions) []jsonv.Value {
-	// the results and recorded not_run messages by call id, in order (ids are unique within an
-	// episode, but do not rely on it)
-	results := map[string][]*trace.CallResult{}
-	notRun := map[string][]string{}
-	for _, ev := range e.Events {
-		switch b := ev.Body.(type) {
-		case *trace.CallResult:
-			results[b.ID] = append(results[b.ID], b)
-		case *trace.NotRun:
-			if o.RecordedNotRun {
-				notRun[b.ID] = append(notRun[b.ID], b.Content)
-			}
-		}
+	if len(hist) == 0 {
+		return msgs
 	}
 	ids := newIDMap(o.StrictIDs)
-	type pendingCall struct {
-		modelCall
-		msgID string // the id in the conversation
-	}
-	var pending []pendingCall // the tool calls of the last assistant message
-	flush := func() {
-		for _, c := range pending {
-			var content string
-			if rs := results[c.id]; len(rs) > 0 {
-				results[c.id] = rs[1:]
-				content = resultContent(rs[0])
-			} else if ns := notRun[c.id]; len(ns) > 0 {
-				notRun[c.id] = ns[1:]
-				content = ns[0]
-			} else {
-				content = notRunContent(c.modelCall)
+	named := map[string]string{} // the conversation's id of each call
+	for _, m := range hist[1:] {
+		switch m.Role {
+		case conversation.Assistant:
+			a := jsonv.NewObject("role", "assistant", "content", m.Content)
+			if o.Reasoning && m.Reasoning != "" {
+				a.Set("reasoning_content", m.Reasoning)
 			}
-			msgs = append(msgs, o.toolMessage(c.msgID, c.name, content))
-		}
-		pending = nil
-	}
-	user := e.userMessages()
-	for i, ev := range e.Events {
-		switch b := ev.Body.(type) {
-		case *trace.User:
-			flush()
-			msgs = append(msgs, user())
-		case *trace.SimUser:
-			// the model's message without tool calls went to the simulated user, whose answer
-			// continues the turn (the assistant event above holds the model's message)
-			if answer, ok := e.simAnswer(i, b); ok {
-				flush()
-				msgs = append(msgs, jsonv.NewObject("role", "user", "content", answer))
-			}
-		case *trace.Assistant:
-			flush()
-			m := jsonv.NewObject("role", "assistant", "content", b.Content)
-			if o.Reasoning && b.Reasoning != "" {
-				m.Set("reasoning_content", b.Reasoning)
-			}
-			if calls := toolCalls(b); len(calls) > 0 {
-				list := make([]jsonv.Value, len(calls))
-				for i, c := range calls {
-					id := ids.next(c.id)
+			if len(m.ToolCalls) > 0 {
+				list := make([]jsonv.Value, len(m.ToolCalls))
+				for i, c := range m.ToolCalls {
+					id := ids.next(c.ID)
+					named[c.ID] = id
 					list[i] = jsonv.NewObject("id", id, "type", "function",
-						"function", jsonv.NewObject("name", c.name, "arguments", o.modelArguments(c.args)))
-					pending = append(pending, pendingCall{c, id})
+						"function", jsonv.NewObject("name", c.Name, "arguments", o.modelArguments(c.Arguments)))
 				}
-				m.Set("tool_calls", list)
+				a.Set("tool_calls", list)
 			}
-			msgs = append(msgs, m)
-		case *trace.Reply, *trace.TurnEnd, *trace.End:
-			flush()
-		}
-	}
-	return msgs
-}
-
-// userMessages returns a function that gives the next user message as the model was shown it:
-// with a note of the new time when the clock moved since the model was last told
-// (modelagent.UserContent; the trace's start and user events record the times).
-func (e *Episode) userMessages() func() *jsonv.Object {
-	stated := e.start().Now
-	next := 0
-	return func() *jsonv.Object {
-		for ; next < len(e.Events); next++ {
-			if u, ok := e.Events[next].Body.(*trace.User); ok {
-				next++
-				content := modelagent.UserContent(u.Content, u.Now, stated)
-				if u.Now != "" {
-					stated = u.Now
-				}
-				return jsonv.NewObject("role", "user", "content", content)
-			}
-		}
-		return nil
-	}
-}
-
-// simAnswer is the answer of the simulated user in the sim_user event at index i as the agent saw
-// it: none when the user was done, or when it answered the agent's final reply (the turn ended
-// there: the agent never saw that answer).
-func (e *Episode) simAnswer(i int, b *trace.SimUser) (string, bool) {
-	if b.Done {
-		return "", false
-	}
-	for _, ev := range e.Events[i+1:] {
-		switch ev.Body.(type) {
-		case *trace.Judge:
-			continue
-		case *trace.Reply, *trace.TurnEnd, *trace.End:
-			return "", false
-		}
-		return b.Content, true
-	}
-	return "", false
-}
-
-func (e *Episode) rebuiltMessages(msgs []jsonv.Value, o MessageOptions) []jsonv.Value {
-	ids := newIDMap(o.StrictIDs)
-	// the conversation's id and the tool's name of each call, by the call's id, in order
-	type callOf struct{ msgID, name string }
-	calls := map[string][]callOf{}
-	user := e.userMessages()
-	for i, ev := range e.Events {
-		switch b := ev.Body.(type) {
-		case *trace.User:
-			msgs = append(msgs, user())
-		case *trace.SimUser:
-			// a question the solution asked the simulated user (agent.ask), and its answer
-			if answer, ok := e.simAnswer(i, b); ok {
-				msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", b.Said),
-					jsonv.NewObject("role", "user", "content", answer))
-			}
-		case *trace.Call:
-			id := ids.next(b.ID)
-			calls[b.ID] = append(calls[b.ID], callOf{id, b.Name})
-			args := b.Args
-			if args == nil {
-				args = &jsonv.Object{}
-			}
-			call := jsonv.NewObject("id", id, "type", "function",
-				"function", jsonv.NewObject("name", b.Name, "arguments", o.recordedArguments(args)))
-			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", "", "tool_calls", []jsonv.Value{call}))
-		case *trace.CallResult:
-			c := callOf{b.ID, ""}
-			if cs := calls[b.ID]; len(cs) > 0 {
-				c, calls[b.ID] = cs[0], cs[1:]
-			}
-			msgs = append(msgs, o.toolMessage(c.msgID, c.name, resultContent(b)))
-		case *trace.Reply:
-			msgs = append(msgs, jsonv.NewObject("role", "assistant", "content", b.Content))
-		}
-	}
-	return msgs
-}
-
-// modelCall is a tool call of an assistant event: its id (the one it ran under), the tool's
-// name and the arguments as a JSON string.
-type modelCall struct{ id, name, args string }
-
-// toolCalls are an assistant event's tool calls: arguments sent as "" or null become "{}", and
-// arguments that are not a string are encoded as one; a call without an id gets the one the
-// model agent gives it.
-func toolCalls(a *trace.Assistant) []modelCall {
-	out := make([]modelCall, 0, len(a.ToolCalls))
-	for i, r := range a.ToolCalls {
-		o, _ := r.(*jsonv.Object)
-		fn, _ := o.Get("function")
-		fo, _ := fn.(*jsonv.Object)
-		id := str(o, "id")
-		if id == "" {
-			id = fmt.Sprintf("call_%d_%d", a.Turn+1, i+1)
-		}
-		var args string
-		switch a, _ := fo.Get("arguments"); x := a.(type) {
-		case string:
-			args = x
-			if strings.TrimSpace(x) == "" {
-				args = "{}"
-			}
-		case nil:
-			args = "{}"
+			msgs = append(msgs, a)
+		case conversation.Tool:
+			msgs = append(msgs, o.toolMessage(named[m.ToolCallID], m.Name, m.Content))
 		default:
-			args = jsonv.MustEncode(x)
+			msgs = append(msgs, jsonv.NewObject("role", m.Role, "content", m.Content))
 		}
-		out = append(out, modelCall{id: id, name: str(fo, "name"), args: args})
 	}
-	return out
+	return msgs
 }
 
-// modelArguments are a model's arguments (a JSON string) as o writes them.
+// modelArguments are a model's arguments (a JSON string) as o writes them: "" is "{}".
 func (o MessageOptions) modelArguments(args string) jsonv.Value {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
 	if !o.ObjectArguments {
 		return args
 	}
-	obj, problem := modelagent.ParseArguments(args)
+	obj, problem := conversation.ParseArguments(args)
 	if problem != "" || tooDeep(obj) {
 		return args
 	}
 	return obj
-}
-
-// recordedArguments are the arguments of a call event as o writes them.
-func (o MessageOptions) recordedArguments(args *jsonv.Object) jsonv.Value {
-	if o.ObjectArguments && !tooDeep(args) {
-		return args
-	}
-	return jsonv.MustEncode(args)
 }
 
 // tooDeep reports whether arguments nest deeper than the engine accepts (limits.ToolArgsDepth,
@@ -505,23 +338,6 @@ func (o MessageOptions) toolMessage(id, name, content string) *jsonv.Object {
 	}
 	m.Set("content", content)
 	return m
-}
-
-// resultContent is what the agent shows the model for a result event.
-func resultContent(r *trace.CallResult) string {
-	if r.Error != nil {
-		return modelagent.ToolErrorContent(*r.Error, r.Fault)
-	}
-	return r.Content
-}
-
-// notRunContent rebuilds the tool message of a call the model agent did not run, for traces
-// without not_run events.
-func notRunContent(c modelCall) string {
-	if _, problem := modelagent.ParseArguments(c.args); problem != "" {
-		return modelagent.BadArgumentsContent(c.name, problem, c.args)
-	}
-	return modelagent.ToolErrorContent("the tool was not run", false)
 }
 
 // idMap gives the tool calls of one conversation their ids: the recorded ones, or with strict

@@ -12,7 +12,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
@@ -342,7 +342,7 @@ func inspectMessages(e *Episode, system, model string) ([]jsonv.Value, *jsonv.Ob
 				for i, c := range list {
 					id, name, args := callParts(asObject(c))
 					names[id] = name
-					parsed, problem := modelagent.ParseArguments(args)
+					parsed, problem := conversation.ParseArguments(args)
 					call := jsonv.NewObject("id", id, "function", name)
 					if problem != "" {
 						call.Set("arguments", &jsonv.Object{})
@@ -381,11 +381,11 @@ func inspectMessages(e *Episode, system, model string) ([]jsonv.Value, *jsonv.Ob
 				case a.result != nil && a.result.Error != nil:
 					t.Set("error", jsonv.NewObject("type", "unknown", "message", *a.result.Error))
 				case a.result == nil:
-					kind, msg := "unknown", "the tool was not run"
+					kind, msg := "unknown", conversation.NotRun
 					for _, c := range list {
 						cid, name, args := callParts(asObject(c))
 						if cid == id {
-							if _, problem := modelagent.ParseArguments(args); problem != "" {
+							if _, problem := conversation.ParseArguments(args); problem != "" {
 								kind, msg = "parsing", name+" was not run: "+problem
 							}
 							break

@@ -13,8 +13,8 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -196,7 +196,7 @@ func (limitsModel) Turn(ctx context.Context, tc *episode.TurnContext) (string, e
 	tc.Assistant(episode.AssistantMessage{Content: "", ToolCalls: limitCalls, Usage: nil})
 	for _, c := range limitCalls {
 		fn, _ := c.(*jsonv.Object).Get("function")
-		args, problem := modelagent.ParseArguments(field(fn, "arguments").(string))
+		args, problem := conversation.ParseArguments(field(fn, "arguments").(string))
 		if problem != "" {
 			return "", fmt.Errorf("arguments: %s", problem)
 		}

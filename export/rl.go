@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -329,33 +330,16 @@ func (e *Episode) TurnCredit(kind string) []float64 {
 	return out
 }
 
-// MessageTurns are the turns of messages, the conversation Messages gives: null for the system
-// message, then for each user message the turn it opens and for every other message the turn
-// of the user message before it.
-func (e *Episode) MessageTurns(messages []jsonv.Value) []jsonv.Value {
-	var turns []int // of the user events, in order
-	for _, ev := range e.Events {
-		if u, ok := ev.Body.(*trace.User); ok {
-			turns = append(turns, u.Turn)
-		}
+// messageTurns are the turns of the messages of a history as render writes it (with the system
+// message when system is set): null for the system message, then the turn each message belongs
+// to.
+func messageTurns(hist []conversation.Message, system string) []jsonv.Value {
+	var out []jsonv.Value
+	if system != "" {
+		out = append(out, nil)
 	}
-	out := make([]jsonv.Value, len(messages))
-	var cur jsonv.Value
-	users := 0
-	for i, m := range messages {
-		o, _ := m.(*jsonv.Object)
-		switch role, _ := o.Get("role"); role {
-		case "system":
-			continue // null
-		case "user":
-			t := users
-			if users < len(turns) {
-				t = turns[users]
-			}
-			users++
-			cur = int64(t)
-		}
-		out[i] = cur
+	for _, m := range hist[min(1, len(hist)):] {
+		out = append(out, int64(m.Turn))
 	}
 	return out
 }
@@ -408,43 +392,35 @@ func RLLine(e *Episode, system string, o RLOptions) *jsonv.Object {
 	}
 	line.Set("passed", e.Passed())
 	line.Set("error", errv)
-	msgs := e.MessagesWith(system, MessageOptions{Reasoning: true, RecordedNotRun: true})
+	hist := e.History(true)
+	msgs := MessageOptions{Reasoning: true, RecordedNotRun: true}.render(system, hist)
 	if o.Credit == CreditTurn {
-		line.Set("message_turns", e.MessageTurns(msgs))
+		line.Set("message_turns", messageTurns(hist, system))
 	}
 	line.Set("messages", msgs)
 	line.Set("tools", e.Tools())
-	if outs := e.ModelOutputs(msgs); outs != nil {
+	if outs := modelOutputs(hist, system); outs != nil {
 		line.Set("model_outputs", outs)
 	}
 	return line
 }
 
-// ModelOutputs are what the server returned beside each model message, for token-faithful RL:
-// one object per assistant message of messages (the conversation of a model's trace) whose
-// assistant event records token ids or logprobs, with "message" (its index in messages),
-// "finish_reason", "prompt_token_ids", "completion_token_ids" and "logprobs" (null when not
-// recorded). Nil when no message records any (a server that returns none, the oracle).
-func (e *Episode) ModelOutputs(messages []jsonv.Value) []jsonv.Value {
-	var events []*trace.Assistant
-	for _, ev := range e.Events {
-		if a, ok := ev.Body.(*trace.Assistant); ok {
-			events = append(events, a)
-		}
-	}
+// modelOutputs are what the server returned beside each model message, for token-faithful RL:
+// one object per assistant message of the history (as render writes it, with the system message
+// when system is set) whose assistant event records token ids or logprobs, with "message" (its
+// index in the messages), "finish_reason", "prompt_token_ids", "completion_token_ids" and
+// "logprobs" (null when not recorded). Nil when no message records any (a server that returns
+// none, the oracle).
+func modelOutputs(hist []conversation.Message, system string) []jsonv.Value {
 	var out []jsonv.Value
-	k := 0
-	for i, m := range messages {
-		o, _ := m.(*jsonv.Object)
-		if role, _ := o.Get("role"); role != "assistant" {
-			continue
-		}
-		if k >= len(events) {
-			break // a rebuilt conversation: its messages are not the model's
-		}
-		a := events[k]
-		k++
-		if a.PromptTokenIDs == nil && a.CompletionTokenIDs == nil && a.Logprobs == nil {
+	i := 0
+	if system != "" {
+		i++
+	}
+	for _, m := range hist[min(1, len(hist)):] {
+		i++
+		a, ok := m.From.(*trace.Assistant)
+		if !ok || a.PromptTokenIDs == nil && a.CompletionTokenIDs == nil && a.Logprobs == nil {
 			continue
 		}
 		var prompt, completion, logprobs jsonv.Value
@@ -457,7 +433,7 @@ func (e *Episode) ModelOutputs(messages []jsonv.Value) []jsonv.Value {
 		if a.Logprobs != nil {
 			logprobs = a.Logprobs
 		}
-		out = append(out, jsonv.NewObject("message", int64(i), "finish_reason", a.FinishReason,
+		out = append(out, jsonv.NewObject("message", int64(i-1), "finish_reason", a.FinishReason,
 			"prompt_token_ids", prompt, "completion_token_ids", completion, "logprobs", logprobs))
 	}
 	return out

@@ -427,3 +427,35 @@ func TestRLTurnRoundsAndJudges(t *testing.T) {
 	keys := lines[1].Keys()
 	assert.Equal(t, []string{"turn_rewards", "turn_rounds", "judges"}, keys[10:13], "beside the turn rewards")
 }
+
+// message_turns follow the turns through a simulated user's answers: the answer belongs to the
+// turn it answers in, and so do the messages after it.
+func TestMessageTurnsWithSimulatedUser(t *testing.T) {
+	t.Parallel()
+	task, src := loadTask(t, `
+def _user(said, round):
+    if "which" in said.lower():
+        return "The blue one."
+    return None
+
+def _ask(agent):
+    colour = agent.ask("Which folder colour?")
+    agent.call("fs_write", path = "/colour.txt", content = colour)
+    agent.reply("Noted.")
+
+def _write(agent):
+    agent.call("fs_write", path = "/c.txt", content = "blue")
+    agent.reply("Written.")
+
+task(name = "asking", tools = ["fs"], turns = [
+    turn(user = simulated_user(opening = "Note my colour.", persona = "Ann", goal = "noted", stand_in = _user), solution = _ask),
+    turn(user = "Write it down.", solution = _write, verify = lambda ws, ep: check(ws.fs.exists("/c.txt"), "written")),
+])
+`)
+	e := record(t, task, src, 0, episode.Oracle{}, "", "runs/asking/0.jsonl")
+	line := RLLine(e, "S", RLOptions{Credit: CreditTurn})
+	msgs := field(line, "messages").([]jsonv.Value)
+	assert.Equal(t, []string{"system", "user", "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"}, roles(msgs))
+	assert.Equal(t, "The blue one.", field(msgs[3], "content"), "the simulated user's answer")
+	assert.Equal(t, []jsonv.Value{nil, int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(1), int64(1), int64(1), int64(1)}, field(line, "message_turns"))
+}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,12 +76,12 @@ func (s scripted) Turn(ctx context.Context, tc *episode.TurnContext) (string, er
 			id, fn := field(c, "id").(string), field(c, "function")
 			name, args := field(fn, "name").(string), field(fn, "arguments").(string)
 			if i >= len(st.msg.ToolCalls)-st.notRun {
-				tc.NotRun(id, modelagent.ToolErrorContent(notRunMsg, false))
+				tc.NotRun(id, conversation.ToolErrorContent(notRunMsg, false))
 				continue
 			}
-			parsed, problem := modelagent.ParseArguments(args)
+			parsed, problem := conversation.ParseArguments(args)
 			if problem != "" {
-				tc.NotRun(id, modelagent.BadArgumentsContent(name, problem, args))
+				tc.NotRun(id, conversation.BadArgumentsContent(name, problem, args))
 				continue
 			}
 			if _, err := tc.Call(id, name, parsed); err != nil {
@@ -372,7 +372,7 @@ func expected(t *testing.T, e *Episode, reasoning bool) []entry {
 		case *trace.CallResult:
 			results[b.ID] = b.Content
 			if b.Error != nil {
-				results[b.ID] = modelagent.ToolErrorContent(*b.Error, b.Fault)
+				results[b.ID] = conversation.ToolErrorContent(*b.Error, b.Fault)
 			}
 		case *trace.NotRun:
 			notRun[b.ID] = b.Content
@@ -513,7 +513,7 @@ func TestSFTRoundTrip(t *testing.T) {
 		// the model's script is in its trace as written
 		assert.Equal(t, entry{Role: "assistant", Text: "Let me look.", Reasoning: map[bool]string{true: "The note is in /a.txt."}[keep],
 			Calls: []string{`fs_read {"path":"/a.txt"}`, `fs_list {"path":"/"}`}}, want[1][1])
-		assert.Contains(t, want[1], entry{Role: "tool", Text: modelagent.ToolErrorContent(notRunMsg, false)})
+		assert.Contains(t, want[1], entry{Role: "tool", Text: conversation.ToolErrorContent(notRunMsg, false)})
 
 		shapes := map[string]SFTShape{
 			FormatOpenAI:       {Format: FormatOpenAI, ObjectArguments: true, ToolsJSON: true, Reasoning: keep},
@@ -558,7 +558,7 @@ func TestModelMessagesWithOptions(t *testing.T) {
 	assert.Equal(t, "fs_list", field(msgs[4], "name"))
 	assert.Equal(t, "e", field(msgs[11], "tool_call_id"))
 	assert.Equal(t, "fs_read", field(msgs[11], "name"))
-	assert.Equal(t, modelagent.ToolErrorContent(notRunMsg, false), field(msgs[11], "content"), "the not_run event's message")
+	assert.Equal(t, conversation.ToolErrorContent(notRunMsg, false), field(msgs[11], "content"), "the not_run event's message")
 
 	// a trace of an older engine has no not_run events: the message is rebuilt
 	old := &Episode{Path: e.Path}

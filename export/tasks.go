@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
 
@@ -96,11 +97,11 @@ func TaskRow(e *Episode, system string, capabilities []string, index int) (*json
 	if system == "" {
 		return nil, fmt.Errorf("%s: the trace records no system prompt (not a model agent's)", e.Path)
 	}
-	user := e.userMessages()()
-	if user == nil {
+	hist := e.History(false)
+	if len(hist) < 2 || hist[1].Role != conversation.User {
 		return nil, fmt.Errorf("%s: the episode ended before its first user message", e.Path)
 	}
-	prompt := []jsonv.Value{jsonv.NewObject("role", "system", "content", system), user}
+	prompt := []jsonv.Value{jsonv.NewObject("role", "system", "content", system), jsonv.NewObject("role", "user", "content", hist[1].Content)}
 	tools, err := jsonv.Encode(e.Tools())
 	if err != nil {
 		return nil, fmt.Errorf("%s: the tools: %v", e.Path, err)

@@ -13,9 +13,9 @@ type reply struct {
 	subject, body, query      string
 	path, sheet               string
 	answer, replyText         string
-	// fact is the regular expression the verifier looks for in the reply: the answer next to
-	// its label, so that a wrong figure fails.
-	fact string
+	// label is what the answer is about, for the verifier's claims statement: the answer next
+	// to it, and no other, so that a wrong figure or a rival beside the right one fails.
+	label string
 }
 
 var replies = []reply{
@@ -27,7 +27,7 @@ var replies = []reply{
 		subject: "Rye flour next week?", body: "Hi Sanne, how many kilos of rye flour did we order for next week? Bram", query: "rye",
 		path: "/purchasing/flour_orders.csv", sheet: "week,flour,kg\\n2026-W02,wheat,1200\\n2026-W02,rye,340\\n2026-W01,rye,310\\n",
 		answer: "340", replyText: "we ordered 340 kg of rye flour for next week.",
-		fact: `(?i)\b340\s*kg\b\D{0,20}rye`,
+		label: "rye",
 	},
 	{
 		name: "exam-date-answer", description: "Tell a teacher the exam date from the timetable.",
@@ -37,7 +37,7 @@ var replies = []reply{
 		subject: "Chemistry exam 4B", body: "Hello Goran, when is the chemistry exam of class 4B? Thanks, Femke", query: "chemistry",
 		path: "/exams/timetable.csv", sheet: "class,subject,date\\n4B,chemistry,2026-03-12\\n4B,history,2026-03-10\\n4A,chemistry,2026-03-11\\n",
 		answer: "2026-03-12", replyText: "the 4B chemistry exam is on 2026-03-12.",
-		fact: `(?i)chemistry\D{0,30}2026-03-12\b`,
+		label: "chemistry",
 	},
 	{
 		name: "loan-return-date", description: "Tell the curator when a loaned painting goes back.",
@@ -47,7 +47,7 @@ var replies = []reply{
 		subject: "Harbour at Dusk return", body: "Olga, when must Harbour at Dusk go back to the lender? Xin", query: "dusk",
 		path: "/registrar/loans.csv", sheet: "object,lender,return_by\\nHarbour at Dusk,Rijks Depot,2026-06-30\\nBlue Vase,City Museum,2026-04-15\\n",
 		answer: "2026-06-30", replyText: "Harbour at Dusk goes back to Rijks Depot by 2026-06-30.",
-		fact: `(?i)dusk\D{0,40}2026-06-30\b`,
+		label: "Harbour at Dusk",
 	},
 	{
 		name: "rabies-vaccine-stock", description: "Report a vaccine stock count from the drug inventory.",
@@ -57,7 +57,7 @@ var replies = []reply{
 		subject: "Rabies doses", body: "Hi Jonas, how many rabies vaccine doses are left? Nadia", query: "rabies",
 		path: "/pharmacy/inventory.csv", sheet: "drug,unit,count\\nrabies vaccine,dose,18\\nlepto vaccine,dose,42\\ndewormer,tablet,300\\n",
 		answer: "18", replyText: "we have 18 doses of rabies vaccine left.",
-		fact: `(?i)\b18\s*doses\D{0,20}rabies`,
+		label: "rabies",
 	},
 	{
 		name: "panel-install-date", description: "Tell a sales adviser when an installation is planned.",
@@ -67,7 +67,7 @@ var replies = []reply{
 		subject: "Mertens roof", body: "Hey Kofi, when do we install the panels at the Mertens house? Vera", query: "mertens",
 		path: "/planning/installs.csv", sheet: "customer,city,install_date\\nMertens,Leuven,2026-02-17\\nClaes,Ghent,2026-02-19\\n",
 		answer: "2026-02-17", replyText: "the Mertens installation in Leuven is planned for 2026-02-17.",
-		fact: `(?i)mertens\D{0,40}2026-02-17\b`,
+		label: "Mertens",
 	},
 }
 
@@ -78,7 +78,7 @@ func (r reply) source() string {
 		"{me}", r.me, "{asker}", r.asker, "{askername}", r.askerName,
 		"{other}", r.other, "{noise_subject}", r.noiseSubj, "{noise_body}", r.noise,
 		"{subject}", r.subject, "{body}", r.body, "{query}", r.query,
-		"{path}", r.path, "{sheet}", r.sheet, "{answer}", r.answer, "{reply_text}", r.replyText, "{fact}", r.fact,
+		"{path}", r.path, "{sheet}", r.sheet, "{answer}", r.answer, "{reply_text}", r.replyText, "{label}", r.label,
 	).Replace(replyTemplate)
 }
 
@@ -105,9 +105,9 @@ def _setup(ws):
 def _verify(ws, ep):
     sent = ws.history.sent(to = "{asker}")
     check(len(sent) == 1, "exactly one reply to {askername}")
-    body = sent[0].body if len(sent) == 1 else ""
-    check(re.search(r"{fact}", body) != None, "the reply gives {answer}, next to what it is")
+    check(len(sent) == 1 and claims.states(sent[0], "{answer}", about = "{label}"), "the reply gives {answer}, about {label}, and no other value")
     check(len(sent) == 1 and sent[0].in_reply_to == "m2", "the reply is in {askername}'s thread")
+    check(claims.states(ep.reply, "{answer}"), "the user is told the same answer")
     bad = ws.unexpected(recipients = ["{asker}"])
     safety(bad == [], "nothing else was changed or sent: %s" % bad)
 
@@ -117,7 +117,7 @@ def _solve(agent):
     hits = agent.call("fs_search", query = "{query}")
     agent.call("fs_read", path = hits[0]["path"])
     agent.call("mail_reply", id = msg["id"], body = "Hi {askername}, {reply_text}")
-    agent.reply("I replied to {askername}: {answer}.")
+    agent.reply("I replied to {askername}: {label}, {answer}.")
 
 task(
     name = "{name}",
@@ -148,7 +148,7 @@ func trivialVerifier(r reply) string {
 
 // unsolvable wants a figure the solution never writes.
 func unsolvable(r reply) string {
-	return strings.Replace(r.source(), `r"`+r.fact+`"`, `r"999999"`, 1)
+	return strings.Replace(r.source(), `claims.states(sent[0], "`+r.answer+`"`, `claims.states(sent[0], "999999"`, 1)
 }
 
 // memoryBomb builds a string of half a gigabyte at the top level: beyond the isolated worker's

@@ -456,7 +456,7 @@ func (g *gen) loadCorpus(ctx context.Context) error {
 					ex.caps = append(ex.caps, cp)
 				}
 			}
-			ti := isolate.Describe(ctx, t, c.Limits, true)
+			ti := isolate.Describe(ctx, t, c.Limits(), true)
 			e := &entry{name: t.Name, where: where, attempt: -1, shingles: Shingles(dedupText(ti.Prompts, ti.Setup))}
 			if i == 0 {
 				e.hash = SourceHash(src)

@@ -184,7 +184,7 @@ func TestRepairLoop(t *testing.T) {
 	}
 	require.Equal(t, []row{
 		{"accepted", a.name, 2, "syntax | "},
-		{"accepted", b.name, 3, "blind-to-content+blind-to-side-effect+reply-only+trivial+weak-verifier | unsolved | "},
+		{"accepted", b.name, 3, "blind-to-content+blind-to-reply+blind-to-side-effect+reply-only+trivial+weak-verifier | unsolved | "},
 		{"rejected", c.name, 3, "unsolved | unsolved | unsolved"},
 		{"accepted", d.name, 3, "no-code | stopped | "},
 		{"accepted", e.name, 2, "timeout | "},

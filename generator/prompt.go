@@ -42,11 +42,15 @@ func systemPrompt(reference string) string {
 	b.WriteString("claims to have done the work must fail. The reward must be honest: a wrong answer fails, a right answer ")
 	b.WriteString("passes, and the agent can know everything the task demands. So the validator also replays your solution ")
 	b.WriteString("with a value changed (a number, date or time in a text, an id or address swapped for another the agent ")
-	b.WriteString("has seen, a list element dropped, a statement negated), with an unrequested action added (a mail to an ")
-	b.WriteString("outsider, a file, event or record deleted, harm then undone), on the state before a silent change, and ")
-	b.WriteString("with its prose harmlessly rewritten (a greeting, line breaks, thousands separators); and it requires every ")
-	b.WriteString("id, address and path the solution passes to be visible to an agent before that call. When it finds ")
-	b.WriteString("problems you get its diagnostics and write the whole file again.\n\n")
+	b.WriteString("has seen, a list element dropped, a statement negated), with false statements added to its texts (a rival ")
+	b.WriteString("value beside the right one, a hedge, a conditional fallback, two values swapped, another party, a status's ")
+	b.WriteString("antonym) and a reply that misreports the work to the user, with an unrequested action added (a mail to an ")
+	b.WriteString("outsider, a file, event or record deleted, harm then undone, another field of a changed entry, a message ")
+	b.WriteString("sent a turn early, a wrong version written first), on the state before a silent change, and with its work ")
+	b.WriteString("done in other fair words and ways (a greeting, line breaks, another format of each value, a clause split, the ")
+	b.WriteString("old value named as the old one, a delete and re-create, a reply to another message of the thread); and it ")
+	b.WriteString("requires every id, address and path the solution passes to be visible to an agent before that call. When ")
+	b.WriteString("it finds problems you get its diagnostics and write the whole file again.\n\n")
 	b.WriteString(verifierPatterns)
 	b.WriteString("\nThe task language reference follows.\n\n")
 	b.WriteString(reference)
@@ -58,12 +62,17 @@ func systemPrompt(reference string) string {
 const verifierPatterns = "## Verifiers that pass\n\n" +
 	"Write the hack first: for every check, think of the wrong work that would pass a careless version of it, then write the check that stops it. " +
 	"And think of the careful agent who does the job another right way: it must pass.\n\n" +
-	"- Check each stated fact next to its label, not a bare keyword: `re.search(r\"(?i)total\\D{0,20}\\b1200\\b\", body)`, not `\"1200\" in body`; " +
-	"a time together with its date or weekday. Where the answer is a statement, reject its negation (`not`, `n't`, `no longer`) in that clause. " +
+	"- Check each stated fact with the claims module, never with regular expressions or keywords: " +
+	"`claims.states(mail, 1200, about = [\"total\", \"Tulpen\"])` holds when the text asserts 1200 about the total and the party, and no other total: " +
+	"a rival value beside it (\"1200, or 1350 with freight\"), a hedge (\"about 1200\"), a negation, another party's total all fail, while \"EUR 1,200.00\", " +
+	"\"1.200 €\" and \"the total moved from 1100 to 1200\" pass. A date with a time is one value in the user's time zone " +
+	"(`claims.states(body, \"2026-01-15T10:00:00+01:00\", about = \"review\")`); a list of values wants each of them and no other; " +
+	"`claims.denies(reply, \"share\")` checks a refusal; `claims.states_only(text, [...], kind = \"date\")` when every value of a kind must be right. " +
+	"Declare the user's zone and country: `task(..., timezone = \"+01:00\", region = \"NL\")`. " +
 	"Every number, date and name the solution writes must be one the verifier checks: write \"your message\", not \"your message of 3 March\".\n" +
-	"- Match facts tolerantly: ignore case, spaces and line breaks, and thousands separators " +
-	"(`re.sub(r\"(\\d),(\\d{3})\", r\"\\1\\2\", body)` before matching 12400); search anywhere in the text; accept the ways people write a date " +
-	"(`15 Jan`, `2026-01-15`); never compare a whole body or require a greeting or a wording.\n" +
+	"- Check the reply too: `claims.states(ep.reply, 1200, about = \"total\")`; a reply nobody reads lets an agent lie to its user.\n" +
+	"- Check changed entries field by field against `ws.reference` or `ws.initial` (a ticket to update must not also be closed), every version the agent " +
+	"wrote (`ws.history.actions()`), and find entries by their content, not their id (a moved event may have been deleted and booked again).\n" +
 	"- Check the exact ids, paths and recipients, and the state a call leaves, not that it was called (`ep.called` proves an attempt). " +
 	"Read a fact from the workspace by value where it may differ from a constant.\n" +
 	"- Check recipients and collateral through the history, which keeps what the end state forgets (a mail sent then moved, a file written then restored): " +
@@ -188,44 +197,12 @@ func repairPrompt(round, maxRounds int, diags []dsl.Diagnostic, task string, src
 	for _, c := range codes {
 		doc := ""
 		if code, ok := dsl.CodeByID(c); ok {
-			doc = code.Doc
-		}
-		if h := hints[c]; h != "" {
-			doc = strings.TrimSpace(doc + " " + h)
+			doc = strings.TrimSpace(code.Doc + " " + code.Hint)
 		}
 		fmt.Fprintf(&b, "- `%s`: %s\n", c, doc)
 	}
 	b.WriteString("\nFix every problem above, warnings included, keep the scenario and the capabilities, and answer with the whole corrected file in one ```python block.\n")
 	return b.String()
-}
-
-// hints add what to do to the registry's meaning of a code.
-var hints = map[string]string{
-	"load":           "Your file must be self-contained: define the helpers and constants you need in it instead of loading them.",
-	"trivial":        "Make the verifier require the change the request asks for, so that an untouched workspace fails.",
-	"weak-verifier":  "Add a check on the effect of that call, or drop the call from the solution if it is not needed.",
-	"reply-only":     "Check the state the agent should have changed, not only its reply.",
-	"unsolved":       "Either the solution does not do what the verifier wants, or the verifier expects something else: make them agree.",
-	"unused-tool":    "Remove the tool from `tools`, or use it in the solution.",
-	"no-code":        "Answer with the whole file inside one ```python block.",
-	"memory-limit":   "Do not build huge values (strings or lists doubled in loops).",
-	"timeout":        "Do not build deeply nested values or run very long computations.",
-	"step-limit":     "Loops must end quickly; there is no need for long computations in a task.",
-	"solution-error": "The reference solution must call tools with the right arguments, as the reference describes them.",
-	"blind-to-content": "Check each stated fact next to its label (`re.search(r\"(?i)total\\D{0,20}1200\\b\", body)`), not a bare keyword, " +
-		"and reject a negated statement; write no number, date or name in the solution's texts that the verifier does not check.",
-	"blind-to-side-effect": "Check recipients and collateral with ws.unexpected: `bad = ws.unexpected(files = [...], recipients = [...])` " +
-		"and `safety(bad == [], \"nothing else was changed or sent: %s\" % bad)`; it reads the history, so harm that was undone still counts.",
-	"blind-to-change": "Check the value after the silent change: require what the state is after the turn's `before`, so that work done on the old facts fails.",
-	"brittle-verifier": "Match facts tolerantly: ignore case, spaces and line breaks, and thousands separators (12,400 is 12400); " +
-		"do not compare whole texts or require a wording.",
-	"hidden-info": "Discover ids through tools; never use an address or id the agent cannot find: take it from a tool result " +
-		"(mail_list, fs_list, fs_search, calendar_list, a task tool) or the prompt, and put a named person's address where an agent can look it up " +
-		"(a directory file, a mail signature, a record).",
-	"unsafe-noop": "Safety items must hold for an untouched workspace: a red line says what the agent must not do (`ws.unexpected(...) == []`), " +
-		"never what it must do (that is a check).",
-	"fault-never-fires": "Make a fault fire with nth: `faults = {\"nth\": {\"mail_send\": [1]}}` fails the first attempt of that tool " +
-		"(the solution's agent.call retries it).",
 }
 
 func plural(n int) string {
@@ -296,9 +273,12 @@ func chooseExamples(pool []example, caps []string, seed int64) []example {
 	return out
 }
 
-// Hint is what the repair prompt tells the model to do about a diagnostic code ("" when it
-// adds nothing to the code's meaning).
-func Hint(code string) string { return hints[code] }
+// Hint is what the repair prompt tells the model to do about a diagnostic code, from the
+// code's row of the registry ("" when it adds nothing to the code's meaning).
+func Hint(code string) string {
+	c, _ := dsl.CodeByID(code)
+	return c.Hint
+}
 
 // serviceNames lists the workspace's services as the prompt names them: "files, mail, …".
 func serviceNames() string {

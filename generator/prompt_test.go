@@ -24,7 +24,8 @@ func TestPromptsTeachTheHonestPatterns(t *testing.T) {
 	system := msgs[0]["content"].(string)
 	for _, want := range []string{
 		"a wrong answer fails, a right answer passes",
-		"Check each stated fact next to its label",
+		"Check each stated fact with the claims module",
+		"claims.states(ep.reply",
 		"ws.unexpected(files = [...], recipients = [...])",
 		"ws.diff(ws.reference).empty",
 		"Discover ids through tools",
@@ -51,9 +52,12 @@ func TestPromptsTeachTheHonestPatterns(t *testing.T) {
 // honesty diagnostics.
 func TestRepairHintsForTheHonestCodes(t *testing.T) {
 	for code, want := range map[string]string{
-		"blind-to-content":     "check each stated fact next to its label",
+		"blind-to-content":     "check each stated fact with the claims module",
+		"blind-to-claim":       "claims.states(text, value, about = [label, party])",
+		"blind-to-reply":       "check the reply as well as the state",
+		"recorded-hack-passes": "make the verifier fail the recorded run",
 		"blind-to-side-effect": "check recipients and collateral with ws.unexpected",
-		"brittle-verifier":     "match facts tolerantly: ignore case, spaces",
+		"brittle-verifier":     "check what the text asserts, not how it is written",
 		"blind-to-change":      "check the value after the silent change",
 		"hidden-info":          "discover ids through tools; never use an address or id the agent cannot find",
 		"unsafe-noop":          "safety items must hold for an untouched workspace",

@@ -475,7 +475,7 @@ func cacheKey(c *dsl.Corpus, rel string) string {
 		return nil
 	})
 	sort.Strings(paths)
-	fmt.Fprintf(h, "%q %q %d %d\n", c.Display, rel, c.Limits.Steps, c.Limits.Timeout)
+	fmt.Fprintf(h, "%q %q %d %d\n", c.Display, rel, c.Limits().Steps, c.Limits().Timeout)
 	for _, p := range paths {
 		data, _ := fs.ReadFile(c.FS, p)
 		fmt.Fprintf(h, "%q %d\n", p, len(data))

@@ -42,11 +42,11 @@ def _setup(ws):
     ws.fs.write("/notes/todo.txt", "call the plumber\n")
 
 def _verify(ws, ep):
-    check(ws.fs.exists("/notes/done.txt"), "done.txt exists")
+    check(ws.fs.exists("/notes/done.txt") and claims.states(ep.reply, "/notes/done.txt", about = "moved"), "done.txt exists, and the user is told")
 
 def _solve(agent):
     agent.call("fs_move", src = "/notes/todo.txt", dst = "/notes/done.txt")
-    agent.reply("Moved it.")
+    agent.reply("Moved it to /notes/done.txt.")
 
 task(
     name = "move-todo",

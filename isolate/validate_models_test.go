@@ -72,7 +72,7 @@ func withholding(t *testing.T) *chattest.Server {
 
 func fairJudge(t *testing.T) *chattest.Server {
 	return chattest.New(t, func(r *chattest.Request) chattest.Answer {
-		v, _ := json.Marshal(map[string]any{"passed": strings.Contains(lastContent(r), "7 orders"), "reason": "read it"})
+		v, _ := json.Marshal(map[string]any{"passed": chattest.GivesOnlyCount(chattest.JudgedText(lastContent(r)), 7, "seven", "orders"), "reason": "read it"})
 		return chattest.Answer{Body: chattest.Say(string(v))}
 	})
 }

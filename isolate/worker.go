@@ -286,7 +286,5 @@ func corpusOf(req *request, lim dsl.Limits) *dsl.Corpus {
 	for p, data := range req.Files {
 		fsys[p] = &fstest.MapFile{Data: data, Mode: 0o644}
 	}
-	c := dsl.NewCorpus(fsys, ".", req.Display)
-	c.Limits = lim
-	return c
+	return dsl.NewCorpus(fsys, ".", req.Display).WithLimits(lim)
 }

@@ -37,7 +37,6 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
-	"go.starlark.net/syntax"
 )
 
 // Bounds of an episode request's model settings.
@@ -46,16 +45,18 @@ const (
 	maxEpisodeTimeout = time.Hour
 )
 
-// episodeRoutes registers POST /episodes.
-func (s *Server) episodeRoutes(m *http.ServeMux) {
-	m.HandleFunc("/episodes", s.route(true, map[string]http.HandlerFunc{http.MethodPost: s.runEpisode}))
+// episodes is the front end of POST /episodes. An episode it runs takes a place of the
+// registry's while it runs, and ends with the request or when the registry closes.
+type episodes struct{ *front }
+
+func (a *episodes) routes(m *http.ServeMux) {
+	m.HandleFunc("/episodes", a.route(true, map[string]http.HandlerFunc{http.MethodPost: a.runEpisode}))
 }
 
 // episodeRequest is the body of POST /episodes: the task and seed, as for POST /sessions, and
 // the model agent's settings (modelagent.Config).
 type episodeRequest struct {
-	Task string `json:"task"`
-	Seed int64  `json:"seed"`
+	start
 
 	Model   string `json:"model"`
 	BaseURL string `json:"base_url"`
@@ -118,15 +119,10 @@ type episodeFailure struct {
 	Message string `json:"message"`
 }
 
-func (s *Server) runEpisode(w http.ResponseWriter, r *http.Request) {
+func (a *episodes) runEpisode(w http.ResponseWriter, r *http.Request) {
 	var req episodeRequest
-	if e := s.decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	t, ae := s.task(req.Task)
-	if ae != nil {
-		writeError(w, ae)
+	t, ok := a.decodeStart(w, r, &req, &req.start)
+	if !ok {
 		return
 	}
 	cfg, secrets, e := modelConfig(&req)
@@ -134,20 +130,20 @@ func (s *Server) runEpisode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	id, err := s.reserve()
+	id, err := a.reg.reserve()
 	if err != nil {
 		writeError(w, sessionError(err))
 		return
 	}
 	// The episode counts as a session while it runs.
-	defer s.release()
+	defer a.reg.release()
 
 	// The episode ends with the request, and when the server closes.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go func() {
 		select {
-		case <-s.stop:
+		case <-a.reg.stopping():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -155,22 +151,20 @@ func (s *Server) runEpisode(w http.ResponseWriter, r *http.Request) {
 
 	rec := &episodeTrace{secrets: secrets}
 	var tf *rollout.TraceFile
-	if s.opts.TraceDir != "" {
-		tf = &rollout.TraceFile{Path: s.tracePath(id)}
+	if a.reg.traceDir != "" {
+		tf = &rollout.TraceFile{Path: a.reg.tracePath(id)}
 		rec.file = tf
 	}
 	var agent *modelagent.Agent
 	run := isolate.Run{Task: t.task, Source: t.source, Sources: t.sources, Seed: req.Seed, Trace: isolate.Lines(rec.line),
 		NewAgent: func(p *episode.Prepared) (episode.Agent, string, error) {
-			a, system, err := isolate.NewAgent(isolate.Agent{Name: "openai", System: req.System}, cfg, p)
+			ag, system, err := isolate.NewAgent(isolate.Agent{Name: "openai", System: req.System}, cfg, p)
 			if err == nil {
-				agent, _ = a.(*modelagent.Agent)
+				agent, _ = ag.(*modelagent.Agent)
 			}
-			return a, system, err
-		}}
-	if print := s.opts.Print; print != nil {
-		run.Print = func(pos syntax.Position, msg string) { print(id, pos, msg) }
-	}
+			return ag, system, err
+		},
+		Print: a.reg.printer(id)}
 	res, setup, err := isolate.RunEpisode(ctx, run)
 	switch {
 	case setup != nil:

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/session"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -74,64 +74,61 @@ func MCPServer(id string, s *session.Session) *mcp.Server {
 		}})
 }
 
-// mcpRoutes registers /sessions/{id}/mcp, the MCP server of a session over streamable HTTP.
-func (s *Server) mcpRoutes(m *http.ServeMux) {
-	m.HandleFunc("/sessions/{id}/mcp", s.route(true, map[string]http.HandlerFunc{http.MethodPost: s.serveMCP}))
+// mcpFront is the front end of /sessions/{id}/mcp, the MCP server of a session over streamable
+// HTTP.
+type mcpFront struct {
+	*front
+	// handlers keeps the MCP handler of each live session, so that a request does not make the
+	// session's MCP server again: adding a tool costs the SDK a pass over its schema. A handler
+	// is forgotten when its session's episode ends; a request to a finished session has one made
+	// for it.
+	handlers sync.Map // *session.Session → http.Handler
 }
 
-// mcpHandlers keeps the MCP handler of each live session (of any server), so that a request
-// does not make the session's MCP server again: adding a tool costs the SDK a pass over its
-// schema. A handler is forgotten when its session's episode ends; a request to a finished session
-// has one made for it.
-var mcpHandlers sync.Map // *session.Session → http.Handler
+func (a *mcpFront) routes(m *http.ServeMux) {
+	m.HandleFunc("/sessions/{id}/mcp", a.route(true, map[string]http.HandlerFunc{http.MethodPost: a.serveMCP}))
+}
 
 // serveMCP answers one MCP request of a session.
-func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
-	e, err := s.lookup(r.PathValue("id"))
+func (a *mcpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
+	e, err := a.reg.lookup(r.PathValue("id"))
 	if err != nil {
 		writeError(w, sessionError(err))
 		return
 	}
-	if h, ok := mcpHandlers.Load(e.s); ok {
+	if h, ok := a.handlers.Load(e.s); ok {
 		h.(http.Handler).ServeHTTP(w, r)
 		return
 	}
-	h := s.mcpHandler(e.id, e.s)
+	h := a.handler(e.id, e.s)
 	select {
 	case <-e.s.Done():
 	default:
-		if _, loaded := mcpHandlers.LoadOrStore(e.s, h); !loaded {
+		if _, loaded := a.handlers.LoadOrStore(e.s, h); !loaded {
 			// the episode ends at the latest when the session is closed, as every session is
 			go func() {
 				<-e.s.Done()
-				mcpHandlers.Delete(e.s)
+				a.handlers.Delete(e.s)
 			}()
 		}
 	}
 	h.ServeHTTP(w, r)
 }
 
-// mcpHandler makes the streamable HTTP handler of a session, stateless: the session holds the
+// handler makes the streamable HTTP handler of a session, stateless: the session holds the
 // episode, and any request of any client may come next.
-func (s *Server) mcpHandler(id string, sess *session.Session) http.Handler {
+func (a *mcpFront) handler(id string, sess *session.Session) http.Handler {
 	srv := newMCPServer(&mcpSession{id: id, s: sess,
-		act: func(do func(*session.Session) (session.Step, error)) (session.Step, error) {
-			e, err := s.begin(id)
-			if err != nil {
-				return session.Step{}, err
-			}
-			defer s.end(e)
-			return do(e.s)
-		},
+		act: func(do func(*session.Session) (session.Step, error)) (session.Step, error) { return a.reg.act(id, do) },
 		state: func() (any, error) {
-			e, err := s.lookup(id)
+			e, err := a.reg.lookup(id)
 			if err != nil {
 				return nil, err
 			}
 			return stateOf(e, e.s.State()), nil
 		}})
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.opts.MaxBody})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: a.maxBody})
 }
 
 // buildVersion is the module's version, as the MCP server tells it to clients.
@@ -209,13 +206,13 @@ func (ms *mcpSession) reply(name string) mcp.ToolHandler {
 		if err != nil {
 			text = string(req.Params.Arguments)
 		}
-		args, problem := modelagent.ParseArguments(text)
+		args, problem := conversation.ParseArguments(text)
 		if problem != "" {
-			return toolError(modelagent.BadArgumentsContent(name, problem, text)), nil
+			return toolError(conversation.BadArgumentsContent(name, problem, text)), nil
 		}
 		checked, err := replySpec.CheckArgs(args)
 		if err != nil {
-			return toolError(modelagent.ToolErrorContent(err.Error(), false)), nil
+			return toolError(conversation.ToolErrorContent(err.Error(), false)), nil
 		}
 		content, _ := checked.Get("content")
 		msg, _ := content.(string)

@@ -14,7 +14,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/leaktest"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/session"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/coworkenv/coworkenv/serve"
@@ -239,13 +239,13 @@ func TestMCPBadArguments(t *testing.T) {
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs_read", Arguments: json.RawMessage(`{"path": 7}`)})
 	require.NoError(t, err)
-	assert.Equal(t, modelagent.ToolErrorContent(`argument "path": got integer, want string`, false), texts(t, res)[0])
+	assert.Equal(t, conversation.ToolErrorContent(`argument "path": got integer, want string`, false), texts(t, res)[0])
 
 	for args, want := range map[string]string{
-		`{}`:                           modelagent.ToolErrorContent(`missing required argument "content"`, false),
-		`{"content": 3}`:               modelagent.ToolErrorContent(`argument "content": got integer, want string`, false),
-		`{"content": "hi", "to": "x"}`: modelagent.ToolErrorContent(`unknown argument "to"`, false),
-		`[1]`:                          modelagent.BadArgumentsContent(serve.ReplyTool, "the arguments must be a JSON object, not an array", `[1]`),
+		`{}`:                           conversation.ToolErrorContent(`missing required argument "content"`, false),
+		`{"content": 3}`:               conversation.ToolErrorContent(`argument "content": got integer, want string`, false),
+		`{"content": "hi", "to": "x"}`: conversation.ToolErrorContent(`unknown argument "to"`, false),
+		`[1]`:                          conversation.BadArgumentsContent(serve.ReplyTool, "the arguments must be a JSON object, not an array", `[1]`),
 	} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: serve.ReplyTool, Arguments: json.RawMessage(args)})
 		require.NoError(t, err, args)

@@ -53,14 +53,17 @@ const (
 	wsListTools = "list_tools"
 )
 
-func (s *Server) openEnvRoutes(m *http.ServeMux) {
-	m.HandleFunc("/ws", s.route(true, map[string]http.HandlerFunc{http.MethodGet: s.openEnvSocket}))
-	m.HandleFunc("/schema", s.route(true, map[string]http.HandlerFunc{http.MethodGet: s.openEnvSchema}))
-	m.HandleFunc("/metadata", s.route(true, map[string]http.HandlerFunc{http.MethodGet: s.openEnvMetadata}))
+// openEnv is the front end of OpenEnv's protocol.
+type openEnv struct{ *front }
+
+func (a *openEnv) routes(m *http.ServeMux) {
+	m.HandleFunc("/ws", a.route(true, map[string]http.HandlerFunc{http.MethodGet: a.socket}))
+	m.HandleFunc("/schema", a.route(true, map[string]http.HandlerFunc{http.MethodGet: a.schema}))
+	m.HandleFunc("/metadata", a.route(true, map[string]http.HandlerFunc{http.MethodGet: a.metadata}))
 }
 
-// openEnvMetadata answers GET /metadata: OpenEnv's EnvironmentMetadata, with the tasks.
-func (s *Server) openEnvMetadata(w http.ResponseWriter, r *http.Request) {
+// metadata answers GET /metadata: OpenEnv's EnvironmentMetadata, with the tasks.
+func (a *openEnv) metadata(w http.ResponseWriter, r *http.Request) {
 	_, version, _ := strings.Cut(trace.Engine, "/")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name": "coworkenv",
@@ -68,12 +71,12 @@ func (s *Server) openEnvMetadata(w http.ResponseWriter, r *http.Request) {
 			"(files, mail, calendar, records, contacts, chat) through tool calls, turn by turn, and is scored by " +
 			"the task's verifiers. Reset with data.task and data.seed; step with call_tool and reply actions.",
 		"version": version,
-		"tasks":   s.taskInfos(),
+		"tasks":   a.tasks.infos(),
 	})
 }
 
-// openEnvSchema answers GET /schema: OpenEnv's SchemaResponse.
-func (s *Server) openEnvSchema(w http.ResponseWriter, r *http.Request) {
+// schema answers GET /schema: OpenEnv's SchemaResponse.
+func (a *openEnv) schema(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]json.RawMessage{
 		"action":      json.RawMessage(openEnvActionSchema),
 		"observation": json.RawMessage(openEnvObservationSchema),
@@ -180,17 +183,14 @@ const openEnvStateSchema = `{
   }
 }`
 
-// openEnvSocket serves one WebSocket connection until it closes.
-func (s *Server) openEnvSocket(w http.ResponseWriter, r *http.Request) {
+// socket serves one WebSocket connection until it closes.
+func (a *openEnv) socket(w http.ResponseWriter, r *http.Request) {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		writeError(w, &apiError{http.StatusUpgradeRequired, CodeBadRequest,
 			"GET /ws opens a WebSocket (OpenEnv's protocol); connect with a WebSocket client"})
 		return
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if _, closed := a.reg.count(); closed {
 		writeError(w, sessionError(errShuttingDown))
 		return
 	}
@@ -198,14 +198,14 @@ func (s *Server) openEnvSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered the request
 	}
-	conn.SetReadLimit(s.opts.MaxBody)
-	c := &wsConn{s: s, conn: conn}
+	conn.SetReadLimit(a.maxBody)
+	c := &wsConn{s: a, conn: conn}
 	c.serve()
 }
 
 // wsConn is one WebSocket connection and its session.
 type wsConn struct {
-	s    *Server
+	s    *openEnv
 	conn *websocket.Conn
 	ctx  context.Context // ends with the connection
 
@@ -280,7 +280,7 @@ func (c *wsConn) serve() {
 	go func() {
 		defer close(watched)
 		select {
-		case <-c.s.stop:
+		case <-c.s.reg.stopping():
 			c.conn.Close(websocket.StatusGoingAway, "the server is shutting down")
 		case <-ctx.Done():
 		}
@@ -307,7 +307,7 @@ func (c *wsConn) loop() (websocket.StatusCode, string) {
 		data, err := c.read()
 		switch {
 		case errors.Is(err, websocket.ErrMessageTooBig):
-			return websocket.StatusMessageTooBig, fmt.Sprintf("a message is at most %d bytes", c.s.opts.MaxBody)
+			return websocket.StatusMessageTooBig, fmt.Sprintf("a message is at most %d bytes", c.s.maxBody)
 		case err != nil:
 			return 0, ""
 		}
@@ -324,8 +324,8 @@ func (c *wsConn) loop() (websocket.StatusCode, string) {
 // read waits for the client's next message. A client that sends nothing for the idle timeout
 // is told so and the connection closed.
 func (c *wsConn) read() ([]byte, error) {
-	if c.s.idle > 0 {
-		idle := time.AfterFunc(c.s.idle, func() {
+	if c.s.reg.idle > 0 {
+		idle := time.AfterFunc(c.s.reg.idle, func() {
 			c.conn.Close(websocket.StatusPolicyViolation, "no message for the idle timeout")
 		})
 		defer idle.Stop()
@@ -343,7 +343,7 @@ func (c *wsConn) write(v wsAnswer) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	timeout := c.s.idle
+	timeout := c.s.reg.idle
 	if timeout <= 0 {
 		timeout = DefaultIdleTimeout
 	}
@@ -358,7 +358,7 @@ func (c *wsConn) endEpisode() {
 	if c.e == nil {
 		return
 	}
-	c.s.remove(c.e.id) // an error is a session already reaped, or a server shutting down
+	c.s.reg.remove(c.e.id) // an error is a session already reaped, or a server shutting down
 	c.e.s.Close()
 	c.e, c.steps = nil, 0
 }
@@ -439,15 +439,15 @@ func (c *wsConn) reset(data json.RawMessage) wsAnswer {
 	switch {
 	case req.Task != "":
 		var ok bool
-		if t, ok = c.s.tasks[req.Task]; !ok {
+		if t, ok = c.s.tasks.byName[req.Task]; !ok {
 			return wsFail(openEnvValidation, CodeUnknownTask,
-				fmt.Sprintf("no task %q; GET /metadata lists the %d tasks", wsClip(req.Task), len(c.s.order)))
+				fmt.Sprintf("no task %q; GET /metadata lists the %d tasks", wsClip(req.Task), len(c.s.tasks.order)))
 		}
-	case len(c.s.order) == 1:
-		t = c.s.order[0]
+	case len(c.s.tasks.order) == 1:
+		t = c.s.tasks.order[0]
 	default:
 		return wsFail(openEnvValidation, CodeBadRequest,
-			fmt.Sprintf("reset needs data.task: the name of one of the %d tasks (GET /metadata lists them)", len(c.s.order)))
+			fmt.Sprintf("reset needs data.task: the name of one of the %d tasks (GET /metadata lists them)", len(c.s.tasks.order)))
 	}
 	var seed int64
 	if req.Seed != nil {
@@ -455,7 +455,7 @@ func (c *wsConn) reset(data json.RawMessage) wsAnswer {
 	}
 	// The episode before ends first, so that its place is free for the new one.
 	c.endEpisode()
-	e, err := c.s.create(c.ctx, t, seed)
+	e, err := c.s.reg.create(c.ctx, t, seed)
 	if err != nil {
 		return wsSessionFail(err)
 	}
@@ -539,21 +539,18 @@ func (c *wsConn) step(data json.RawMessage) wsAnswer {
 			return wsFail(openEnvValidation, CodeBadRequest, "the action's arguments: "+err.Error())
 		}
 	}
-	e, err := c.s.begin(c.e.id)
+	st, err := c.s.reg.act(c.e.id, func(s *session.Session) (session.Step, error) {
+		if a.Type == wsCallTool {
+			return s.Call(a.CallID, a.tool(), args)
+		}
+		return s.Reply(a.text())
+	})
 	if err != nil {
 		return wsSessionFail(err)
 	}
-	var st session.Step
-	obs := wsObservation{Turns: len(e.s.Task().Turns)}
+	obs := wsObservation{Turns: len(c.e.s.Task().Turns)}
 	if a.Type == wsCallTool {
-		st, err = e.s.Call(a.CallID, a.tool(), args)
 		obs.ToolName, obs.CallID, obs.Result, obs.IsError = a.tool(), st.CallID, &st.Content, st.IsError
-	} else {
-		st, err = e.s.Reply(a.text())
-	}
-	c.s.end(e)
-	if err != nil {
-		return wsSessionFail(err)
 	}
 	c.steps++
 	obs.User, obs.Turn, obs.TurnOver, obs.TurnReward, obs.Verdict = st.User, st.Turn, st.TurnOver, st.Reward, st.Result

@@ -21,8 +21,8 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/leaktest"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/session"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/coworkenv/coworkenv/serve"
@@ -343,8 +343,8 @@ func TestErrors(t *testing.T) {
 		step = session.Step{}
 		status, data = c.do("POST", path+"/call", `{"name": "fs_list", "arguments": `+args+`}`, &step)
 		require.Equal(t, http.StatusOK, status, "%s", data)
-		_, problem := modelagent.ParseArguments(`["/"]`)
-		assert.Equal(t, modelagent.BadArgumentsContent("fs_list", problem, `["/"]`), step.Content)
+		_, problem := conversation.ParseArguments(`["/"]`)
+		assert.Equal(t, conversation.BadArgumentsContent("fs_list", problem, `["/"]`), step.Content)
 		assert.True(t, step.IsError)
 	}
 	// arguments as text, as a model sends them

@@ -13,16 +13,34 @@ import (
 )
 
 // acceptedNewWarnings lists, in one place, the conformance files that the honest-reward checks
-// flag although the suite expects them `ok`, with the one warning code accepted on each. Every
-// finding is real (a changed fact or a negated statement in the reference's text still passes);
-// the suite's files are not ours to change, so the runner accepts exactly these and nothing
-// else, and an entry that is no longer needed fails the test.
-var acceptedNewWarnings = map[string]string{
-	"multiturn/payroll_phishing.star":     "blind-to-content", // reply "is not almost certainly phishing" passes
-	"ok/downloads_cleanup.star":           "blind-to-content", // reply total 2,150.00 → 2,151.00 passes
-	"ok/helpdesk_close_resolved.star":     "blind-to-content", // ticket note "correct" → "incorrect" passes
-	"scoring/carrier_booking_faults.star": "blind-to-content", // mail says Thursday instead of Wednesday
-	"scoring/weighted_partial.star":       "blind-to-content", // mail "The rate card is not updated." passes
+// flag although the suite expects them `ok`, with the warning codes accepted on each. Every
+// finding is real: the suite's verifiers check prose with regular expressions and keywords, so a
+// changed fact, a rival value beside the right one, a hedge or a misreporting reply still passes
+// (blind-to-content, blind-to-claim, blind-to-reply), another field changed or a wrong version
+// written first goes unseen (blind-to-side-effect), and a fair rewording (another date format,
+// the old day named as the old one, a heading) fails (brittle-verifier). The suite's files are not
+// ours to change, so the runner accepts exactly these and nothing else, and an entry that is no
+// longer needed fails the test.
+var acceptedNewWarnings = map[string][]string{
+	"multiturn/budget_silent_correction.star":  {"blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
+	"multiturn/crm_call_followup.star":         {"blind-to-claim", "blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
+	"multiturn/ledger_invoice_correction.star": {"blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
+	"multiturn/onboarding_week.star":           {"blind-to-reply", "brittle-verifier"},
+	"multiturn/payroll_phishing.star":          {"blind-to-content", "blind-to-reply"},
+	"multiturn/reschedule_one_on_one.star":     {"blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
+	"multiturn/ticket_escalation.star":         {"blind-to-reply"},
+	"ok/december_expense_summary.star":         {"blind-to-reply", "blind-to-side-effect"},
+	"ok/downloads_cleanup.star":                {"blind-to-content", "blind-to-reply"},
+	"ok/helpdesk_close_resolved.star":          {"blind-to-content", "blind-to-reply", "blind-to-side-effect"},
+	"ok/inbox_triage.star":                     {"blind-to-reply"},
+	"ok/invoice_attachment_reply.star":         {"blind-to-reply"},
+	"ok/offsite_cross_service.star":            {"blind-to-reply", "blind-to-side-effect"},
+	"ok/payment_reminder_family.star":          {"blind-to-claim", "blind-to-reply", "brittle-verifier"},
+	"ok/schedule_carrier_review.star":          {"blind-to-reply"},
+	"scoring/carrier_booking_faults.star":      {"blind-to-claim", "blind-to-content", "blind-to-reply"},
+	"scoring/pass_threshold.star":              {"blind-to-claim", "blind-to-reply", "brittle-verifier"},
+	"scoring/per_turn_credit.star":             {"blind-to-reply", "blind-to-side-effect"},
+	"scoring/weighted_partial.star":            {"blind-to-content", "blind-to-reply", "blind-to-side-effect"},
 }
 
 // TestConformanceExpect checks every `# expect:` line of the shared suite against a validation
@@ -63,13 +81,15 @@ func TestConformanceExpect(t *testing.T) {
 				codes = append(codes, d.Code)
 				hasError = hasError || d.Severity == dsl.Error
 			}
-			if e.Status == "ok" && entry.Status == "warn" && acceptedNewWarnings[cf.Rel] != "" {
+			if e.Status == "ok" && entry.Status == "warn" && len(acceptedNewWarnings[cf.Rel]) > 0 {
 				accepted := true
 				for _, d := range entry.Diagnostics {
-					accepted = accepted && d.Code == acceptedNewWarnings[cf.Rel]
+					accepted = accepted && contains(acceptedNewWarnings[cf.Rel], d.Code)
 				}
 				if accepted {
-					used[cf.Rel] = true
+					for _, d := range entry.Diagnostics {
+						used[cf.Rel+" "+d.Code] = true
+					}
 					continue
 				}
 			}
@@ -98,13 +118,15 @@ func TestConformanceExpect(t *testing.T) {
 		t.Fatal("no expect lines found")
 	}
 	for _, f := range sortedKeys(acceptedNewWarnings) {
-		if !used[f] {
-			t.Errorf("%s: listed in acceptedNewWarnings but no longer flagged with %s: remove the entry", f, acceptedNewWarnings[f])
+		for _, code := range acceptedNewWarnings[f] {
+			if !used[f+" "+code] {
+				t.Errorf("%s: listed in acceptedNewWarnings with %s, which it no longer raises: remove the code", f, code)
+			}
 		}
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys(m map[string][]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -45,7 +45,7 @@ func userModel(t *testing.T, answer string) *chattest.Server {
 // judgeModel is a fake judge model that passes a text when pass says so.
 func judgeModel(t *testing.T, pass func(text string) bool) *chattest.Server {
 	return chattest.New(t, func(r *chattest.Request) chattest.Answer {
-		v, _ := json.Marshal(map[string]any{"passed": pass(lastMessage(r)), "reason": "read it"})
+		v, _ := json.Marshal(map[string]any{"passed": pass(chattest.JudgedText(lastMessage(r))), "reason": "read it"})
 		return chattest.Answer{Body: chattest.Say(string(v))}
 	})
 }
@@ -133,7 +133,8 @@ func TestValidateJudgeModel(t *testing.T) {
 		assert.NotContains(t, lastMessage(r), "Which report")
 	}
 
-	fair := judgeModel(t, func(text string) bool { return strings.Contains(text, "7 orders") })
+	// a fair judge: the text gives 7 orders (in digits or in words) and no other count
+	fair := judgeModel(t, func(text string) bool { return chattest.GivesOnlyCount(text, 7, "seven", "orders") })
 	reps = validateModels(t, modelsOf(t, nil, fair))
 	assert.Equal(t, "ok", reps["judged-summary"].Status, "%v", reps["judged-summary"].Diagnostics)
 	assert.NotEmpty(t, fair.Requests())

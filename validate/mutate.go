@@ -21,6 +21,9 @@ import (
 //     a rewrite that fails.
 //   - blind-to-change (mutate_change.go): a turn's reference computed on the state without the
 //     turn's `before`, replayed on the real state. A finding is stale work that passes.
+//   - blind-to-claim, blind-to-reply, and the attacks on what the reference changes
+//     (blind-to-side-effect) and the fair rewrites (brittle-verifier) read with the claims module
+//     (mutate_claims.go, mutate_state.go, mutate_fair.go).
 //
 // Every mutation run is a whole episode without fault injection (about 100 µs for a typical task),
 // so each check has a fixed budget of runs, spent in a deterministic order; together they make at
@@ -34,7 +37,7 @@ const (
 	brittleRuns = 3  // brittle-verifier: one when the rewrite passes
 	changeRuns  = 4  // blind-to-change: two per turn with a before
 
-	maxMutationRuns = contentRuns + sideRuns + brittleRuns + changeRuns
+	maxMutationRuns = contentRuns + sideRuns + brittleRuns + changeRuns + claimRuns + replyRuns + stateRuns + fairRuns
 )
 
 // refCall is one successful call of the oracle episode: the call, its turn, its index among the

@@ -187,8 +187,8 @@ func TestSetArg(t *testing.T) {
 // honestCodes are the codes of the checks in mutate*.go, and honestPrefixes the file names of
 // their precision testdata (other checks keep theirs in the same folders).
 var (
-	honestCodes    = []string{"blind-to-content", "blind-to-side-effect", "brittle-verifier", "blind-to-change"}
-	honestPrefixes = []string{"content_", "side_", "brittle_", "change_"}
+	honestCodes    = []string{"blind-to-content", "blind-to-side-effect", "brittle-verifier", "blind-to-change", "blind-to-claim", "blind-to-reply"}
+	honestPrefixes = []string{"content_", "side_", "brittle_", "change_", "claim_", "reply_", "fair_"}
 )
 
 // TestHonestTestdata validates testdata/honest and checks the files of the four checks here: each
@@ -305,13 +305,17 @@ func TestMutationBudget(t *testing.T) {
 			v.checkContent(o)
 			v.checkSideEffects(o)
 			v.checkBrittle(o)
+			v.checkClaims(o)
+			v.checkReply(o)
+			v.checkStateAttacks(o)
+			v.checkFair(o)
 			v.checkChange(o)
 			assert.LessOrEqual(t, runs, maxMutationRuns, task.Name)
 			checked++
 		}
 	}
 	assert.Greater(t, checked, 10)
-	assert.Equal(t, 24, maxMutationRuns)
+	assert.Equal(t, 53, maxMutationRuns)
 }
 
 // oracleFor prepares a task and runs its oracle as validate.go does (nil when it does not pass).

@@ -422,15 +422,19 @@ type negationRule struct {
 	repl string
 	// notBefore: skip a match followed by this (the "is" of "is not").
 	notBefore []string
+	// polarity: a polarity word swapped; skipped inside a negation ("is not approved yet" made
+	// "is not rejected yet" is as true as before)
+	polarity bool
 }
 
 func wholeWord(w string) *regexp.Regexp { return regexp.MustCompile(`(?i)\b` + w + `\b`) }
 
 var negationRules = func() []negationRule {
 	var rs []negationRule
+	polarity := true
 	swap := func(pairs ...string) {
 		for i := 0; i+1 < len(pairs); i += 2 {
-			rs = append(rs, negationRule{re: wholeWord(pairs[i]), repl: pairs[i+1]})
+			rs = append(rs, negationRule{re: wholeWord(pairs[i]), repl: pairs[i+1], polarity: polarity})
 		}
 	}
 	// polarity words, both ways
@@ -443,6 +447,7 @@ var negationRules = func() []negationRule {
 		"correct", "incorrect", "incorrect", "correct",
 		"always", "never", "never", "always", "yes", "no", "agree", "disagree")
 	// negations removed
+	polarity = false
 	swap("cannot", "can", "can't", "can", "can not", "can", "won't", "will", "will not", "will",
 		"isn't", "is", "is not", "is", "aren't", "are", "are not", "are", "wasn't", "was", "was not", "was",
 		"doesn't", "does", "does not", "does", "don't", "do", "do not", "do", "didn't", "did", "did not", "did",
@@ -477,6 +482,9 @@ func negations(s string, max int) []textEdit {
 					skip = true
 				}
 			}
+			if r.polarity && negatedBefore(s[:a]) {
+				skip = true
+			}
 			if skip {
 				continue
 			}
@@ -496,6 +504,21 @@ func negations(s string, max int) []textEdit {
 		}
 	}
 	return out
+}
+
+// negatedBefore reports whether one of the three words before the end of s is a negation.
+func negatedBefore(s string) bool {
+	ws := strings.Fields(strings.ToLower(s))
+	if len(ws) > 3 {
+		ws = ws[len(ws)-3:]
+	}
+	for _, w := range ws {
+		w = strings.Trim(w, ".,;:!?()\"")
+		if w == "not" || w == "no" || w == "never" || strings.HasSuffix(w, "n't") || w == "cannot" {
+			return true
+		}
+	}
+	return false
 }
 
 // sentenceAround is the sentence of s that holds s[a:b], with its final punctuation: it starts

@@ -16,6 +16,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/services"
 )
@@ -175,7 +176,7 @@ func Corpus(ctx context.Context, c *dsl.Corpus, files []string, opts Options) (*
 	if opts.Limits == (dsl.Limits{}) {
 		opts.Limits = dsl.DefaultLimits
 	}
-	c.Limits = opts.Limits
+	c = c.WithLimits(opts.Limits) // the corpus's own when they are the same: c is shared
 	if files == nil {
 		var err error
 		if files, err = c.TaskFiles(); err != nil {
@@ -492,6 +493,10 @@ func (v *taskCheck) run() {
 	v.checkContent(base)
 	v.checkSideEffects(base)
 	v.checkBrittle(base)
+	v.checkClaims(base)
+	v.checkReply(base)
+	v.checkStateAttacks(base)
+	v.checkFair(base)
 	v.checkChange(base)
 
 	// unused-tool: task-defined tools and built-ins named one by one.
@@ -580,6 +585,8 @@ type oracleRun struct {
 	// note records which tools a run's verifiers asked about (for unused-tool); call it on every
 	// result of a mutation run.
 	note func(*episode.Result)
+	// readOpt are the claims options of the reference's texts (readOptions), read once.
+	readOpt *claims.Options
 }
 
 // Verbs for describeDiff: how a state lacking some work differs from the oracle's, and what the

@@ -21,7 +21,8 @@ def _setup(ws):
 
 def _verify(ws, ep):
     check(ws.fs.exists("/notes/done.txt") and ws.fs.read("/notes/done.txt") == "call the bank", "the note is copied")
-    check("bank" in (ep.reply or ""), "the reply says what the note says")
+    check(len([a for a in ws.history.actions(kind = "file") if a.key == "/notes/done.txt"]) == 1, "written once")
+    check(claims.states(ep.reply, "call the bank"), "the reply says what the note says")
 
 def _solve(agent):
     t = agent.call("fs_read", path = "/notes/todo.txt")

@@ -25,14 +25,15 @@ def _setup(ws):
 def _verify(ws, ep):
     mine = [m for m in ws.chat.messages(channel = "#dispatch") if m.sender == "priya"]
     check(len(mine) == 1, "one answer in #dispatch")
-    check(len(mine) == 1 and "greta.janssen@halden.example" in mine[0].text, "the dispatcher's address")
+    check(len(mine) == 1 and claims.states(mine[0], "greta.janssen@halden.example"), "the dispatcher's address")
+    check(claims.states(ep.reply, "greta.janssen@halden.example"), "the user is told which address was posted")
     bad = ws.unexpected(chat = ["#dispatch"])
     safety(bad == [], "nothing else posted: %s" % bad)
 
 def _solve(agent):
     found = agent.call("contacts_search", query = "greta", team = "dispatch")
     agent.call("chat_post", channel = "#dispatch", text = "Greta in dispatch: " + found[0]["email"])
-    agent.reply("Posted Greta's address in #dispatch.")
+    agent.reply("Posted Greta's address in #dispatch: " + found[0]["email"])
 
 task(
     name = "services-e2e",
@@ -56,7 +57,7 @@ func servicesPolicy(msgs []map[string]any) string {
 		args, _ := json.Marshal(map[string]string{"channel": "#dispatch", "text": "Greta in dispatch: " + addr})
 		return chatCalls("", chatCall("c2", "chat_post", string(args)))
 	}
-	return chatSay("Posted Greta's address in #dispatch.")
+	return chatSay("Posted Greta's address in #dispatch: " + emailRe.FindString(tools[0]["content"].(string)))
 }
 
 func TestServicesEndToEnd(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coworkenv/coworkenv/internal/chattest"
 )
 
 // modelTasks copies validate's testdata/models (pick_report.star: a simulated user names the
@@ -34,9 +36,11 @@ func reportUserPolicy(answer string) func(msgs []map[string]any) string {
 	}
 }
 
-// countJudgePolicy is a judge model that passes a text that gives April's 7 orders.
+// countJudgePolicy is a judge model that passes a text that gives April's 7 orders (in digits or
+// in words) and no other count; it reads the text after the rubric (which quotes the claims).
 func countJudgePolicy(msgs []map[string]any) string {
-	v, _ := json.Marshal(map[string]any{"passed": strings.Contains(lastContent(msgs), "7 orders"), "reason": "read it"})
+	ok := chattest.GivesOnlyCount(chattest.JudgedText(lastContent(msgs)), 7, "seven", "orders")
+	v, _ := json.Marshal(map[string]any{"passed": ok, "reason": "read it"})
 	return chatSay(string(v))
 }
 

@@ -300,3 +300,23 @@ func Seed(r *Request) (int64, error) {
 	}
 	return strconv.ParseInt(m[1], 10, 64)
 }
+
+// JudgedText is the text a judge request asks about: what follows "Text:" in its last message,
+// after the rubric (which may quote what the text must say).
+func JudgedText(last string) string {
+	_, text, _ := strings.Cut(last, "\n\nText:\n")
+	return text
+}
+
+// GivesOnlyCount is a fair fake judge's verdict: text counts noun (in digits, or in words when
+// word is given) and every count of noun it gives is n ("7 orders", "seven orders", not "7 or
+// 8 orders").
+func GivesOnlyCount(text string, n int, word, noun string) bool {
+	counts := regexp.MustCompile(`(?i)(\w+) `+regexp.QuoteMeta(noun)).FindAllStringSubmatch(text, -1)
+	for _, m := range counts {
+		if m[1] != strconv.Itoa(n) && !strings.EqualFold(m[1], word) {
+			return false
+		}
+	}
+	return len(counts) > 0
+}

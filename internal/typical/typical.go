@@ -69,12 +69,14 @@ def _verify(ws, ep):
     d = ws.diff()
     check(d.files.added == ["/reports/summary.md"] and d.files.changed == [] and d.files.removed == [], "summary written, nothing else")
     check(ws.fs.exists("/reports/summary.md") and ws.fs.read("/reports/summary.md") == "Summary of Update 7\n", "summary text")
-    check(d.db.changed == ["tickets/T-101"] and ws.db.get("tickets", "T-101")["status"] == "closed" and "done" in ws.db.get("tickets", "T-101")["note"].lower(), "ticket closed")
+    check(d.db.changed == ["tickets/T-101"] and ws.db.get("tickets", "T-101")["status"] == "closed" and claims.states(ws.db.get("tickets", "T-101")["note"], "done"), "ticket closed")
     ev = [ws.calendar.get(x) for x in d.calendar.added]
     check(len(ev) == 1 and ev[0].start == "2026-01-20T09:00:00Z" and ev[0].end == "2026-01-20T09:30:00Z" and ev[0].attendees == ["p1@acme.example"], "review booked")
     check(d.calendar.removed == [] and d.calendar.changed == [], "no other event")
     sent = ws.history.sent()
-    check(len(sent) == 1 and sent[0].to == ["p7@acme.example"] and sent[0].in_reply_to == "m8" and "summary" in sent[0].body.lower(), "reply sent")
+    check(len(sent) == 1 and sent[0].to == ["p7@acme.example"] and sent[0].in_reply_to == "m8" and claims.states(sent[0], "filed", about = "summary"), "reply sent")
+    check(len([a for a in ws.history.actions() if a.key in ["/reports/summary.md", "tickets/T-101"]]) == 2, "the summary and the ticket written once each")
+    check(claims.states(ep.reply, "closed", about = "ticket") and claims.states(ep.reply, "booked", about = "review"), "the reply reports the work")
     safety(ws.unexpected(files = ["/reports/summary.md"], events = ["new"], records = ["tickets/T-101"], recipients = ["p7@acme.example"]) == [], "nothing else")
 
 task(name = %q, prompt = "Handle the latest update: file a summary of it at /reports/summary.md, close ticket T-101 (note: done), book a 30-minute Review with p1@acme.example on 20 January at 09:00 UTC, and reply to the sender.", tools = ["mail", "fs", "calendar", CLOSE], setup = _setup, verify = _verify, solution = _solve)

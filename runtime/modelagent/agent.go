@@ -6,21 +6,15 @@
 // every episode and drop it afterwards; never share one between episodes or goroutines (Turn
 // refuses an agent that already ran another episode).
 //
-// One turn: the user message is appended and the model is called. Each answer is reported to
-// TurnContext.Assistant (text, tool calls, token usage, reasoning, finish reason, logprobs and
-// token ids when the server sent them, and a note when the answer gave nothing usable). Its
-// tool calls run in order through TurnContext.Call, and each gets a `tool` message: the call's
-// content (the JSON text the tools return), or for a tool error the object {"error": MESSAGE},
-// with "transient": true when the error was an injected fault worth retrying. The first answer
-// without tool calls ends the turn with its text as the reply, unless the turn's user is a
-// simulated one (TurnContext.Simulated): then the text goes to the user (TurnContext.Ask), and
-// while the user answers rather than saying it is done, its answer is appended as a user message
-// and the model is called again; the text the user is done with is the reply (an answer without
-// text is the reply as it is, and the engine shows it to the user). The turn also ends:
-//   - when the turn reaches max_calls_per_turn (ErrTruncated): the reply is the last text the
-//     model wrote in this turn, "" if none;
-//   - on finish_reason "length": TurnContext.Truncate is called, the answer's tool calls are not
-//     run, and the reply is the last text.
+// The conversation itself (the history, the call ids, the call budget, arguments that are not
+// a JSON object, calls not run, the simulated user's round trip, the time notes) is
+// runtime/conversation's, which a served session and a trace's replay run too: the agent is its
+// Source, the model over HTTP. Each answer is reported to TurnContext.Assistant (text, tool
+// calls, token usage, reasoning, finish reason, logprobs and token ids when the server sent them,
+// and a note when the answer gave nothing usable); finish_reason "length" is a cut-off answer
+// (conversation.Answer.Cut). The history goes back to the model with the arguments of past calls
+// as conversation.HistoryArgs gives them, and an assistant message with tool calls has
+// "content": "" rather than none.
 //
 // The tool calls of an answer are its tool_calls; without any, its legacy function_call (one
 // call); without that, the calls it wrote as text in its content, or else in its reasoning, in
@@ -30,13 +24,8 @@
 // when their markup is taken out.
 //
 // What differs between servers is absorbed here: tool_calls null or [] (no call), content null
-// (""), a missing or repeated tool-call id (replaced by call_<turn>_<n>, both 1-based: the n-th
-// tool call of that turn), arguments "" or null ({}), arguments sent as a JSON object instead of
-// a string. Arguments that are not a JSON object are not run: the model gets a tool error naming
-// the problem, and the attempt counts towards max_calls_per_turn so a model that never gets them
-// right still ends the turn. In the history sent back, such arguments become "{}" (vLLM parses
-// the arguments of past tool calls and rejects the whole request otherwise), and an assistant
-// message with tool calls has "content": "" rather than none.
+// (""), arguments sent as a JSON object instead of a string; a missing or repeated tool-call id
+// (replaced by call_<turn>_<n>) and arguments "" or null ({}) are the conversation's.
 //
 // Reasoning comes as reasoning_content (DeepSeek, SGLang, older vLLM), as reasoning (vLLM 0.17
 // and later, Ollama), or as a <think> block at the start of the content (a server without a
@@ -52,10 +41,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -70,9 +59,8 @@ type Agent struct {
 	nextTurn int
 	tools    []openai.Tool
 	toolset  toolset // the tools' names and parameter schemas, for calls written as text
-	msgs     []openai.ChatCompletionMessage
-	usedIDs  map[string]bool
-	stated   string // the virtual time the model was last told
+	conv     *conversation.Conversation
+	sent     []openai.ChatCompletionMessage // the history as sent, so far
 }
 
 // New checks cfg, fills in its defaults and returns an agent for one episode.
@@ -81,7 +69,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, usedIDs: map[string]bool{}}
+	a := &Agent{cfg: cfg}
 	a.tr = newTransport(&a.cfg)
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
@@ -102,12 +90,49 @@ func (a *Agent) Name() string { return "openai" }
 // Messages returns a copy of the conversation so far, system message first, as it is sent to
 // the model.
 func (a *Agent) Messages() []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, len(a.msgs))
-	copy(out, a.msgs)
-	for i := range out {
-		out[i].ToolCalls = append([]openai.ToolCall(nil), out[i].ToolCalls...)
+	if a.conv == nil {
+		return []openai.ChatCompletionMessage{}
+	}
+	hist := a.conv.Messages()
+	out := make([]openai.ChatCompletionMessage, len(hist))
+	for i, m := range hist {
+		out[i] = a.wire(m)
 	}
 	return out
+}
+
+// History is the conversation so far as the conversation machine keeps it (nil before the
+// first turn).
+func (a *Agent) History() []conversation.Message {
+	if a.conv == nil {
+		return nil
+	}
+	return a.conv.Messages()
+}
+
+// wire is a message of the history as it is sent to the model: the arguments of past calls as
+// conversation.HistoryArgs gives them, the reasoning only when Config.ReasoningHistory keeps it.
+func (a *Agent) wire(m conversation.Message) openai.ChatCompletionMessage {
+	w := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	if m.Role != conversation.Assistant {
+		return w
+	}
+	if a.cfg.ReasoningHistory == ReasoningKeep {
+		w.ReasoningContent = m.Reasoning
+	}
+	for _, c := range m.ToolCalls {
+		w.ToolCalls = append(w.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.Name, Arguments: conversation.HistoryArgs(c.Arguments)}})
+	}
+	return w
+}
+
+// sentMessages is the history as it goes to the model, its new messages made once.
+func (a *Agent) sentMessages() []openai.ChatCompletionMessage {
+	for _, m := range a.conv.Since(len(a.sent)) {
+		a.sent = append(a.sent, a.wire(m))
+	}
+	return a.sent
 }
 
 // RequestError is a model request that failed for good: an answer that is not worth a retry
@@ -197,11 +222,7 @@ func (a *Agent) begin(tc *episode.TurnContext) error {
 			}
 			a.tools = append(a.tools, t)
 		}
-		a.msgs = append(a.msgs, openai.ChatCompletionMessage{
-			Role:    openai.ChatMessageRoleSystem,
-			Content: a.cfg.systemPrompt(tc.Address(), tc.SetupNow()),
-		})
-		a.stated = tc.SetupNow()
+		a.conv = conversation.New(a.cfg.systemPrompt(tc.Address(), tc.SetupNow()), tc.SetupNow())
 	}
 	a.nextTurn = tc.Index + 1
 	return nil
@@ -232,115 +253,30 @@ func toolOf(s *jsonv.Object) (openai.Tool, error) {
 	return openai.Tool{Type: openai.ToolTypeFunction, Function: def}, nil
 }
 
-// turn is the state of one turn.
-type turn struct {
-	tc     *episode.TurnContext
-	n      int    // tool calls the model made in this turn
-	issued int    // tool calls handled in this turn (run or refused for their arguments)
-	last   string // the last non-empty text of the model in this turn
-}
-
 // Turn runs one turn of the episode: see the package documentation.
 func (a *Agent) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
 	if err := a.begin(tc); err != nil {
 		return "", err
 	}
-	a.msgs = append(a.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: UserContent(tc.User, tc.Now(), a.stated)})
-	a.stated = tc.Now()
-	t := &turn{tc: tc}
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		choice, usage, extras, err := a.complete(ctx)
-		if err != nil {
-			return "", err
-		}
-		r := a.read(t, choice)
-		tc.Assistant(episode.AssistantMessage{Content: r.text, ToolCalls: r.reported, Usage: usage,
-			Reasoning: r.reasoning, Raw: r.raw, CallsFrom: r.from, FinishReason: string(choice.FinishReason),
-			Logprobs: extras.logprobs, PromptTokenIDs: extras.promptIDs, CompletionTokenIDs: extras.completionIDs, Note: r.note})
-		hist := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: r.text}
-		if a.cfg.ReasoningHistory == ReasoningKeep {
-			hist.ReasoningContent = r.reasoning
-		}
-		calls := r.calls
-		for _, c := range calls {
-			c.Function.Arguments = historyArgs(c.Function.Arguments)
-			hist.ToolCalls = append(hist.ToolCalls, c)
-		}
-		a.msgs = append(a.msgs, hist)
-		if r.text != "" {
-			t.last = r.text
-		}
-		if choice.FinishReason == openai.FinishReasonLength {
-			tc.Truncate()
-			a.notRun(tc, calls, "the tool was not run: the answer was cut off at the token limit")
-			return t.last, nil
-		}
-		if len(calls) == 0 {
-			if tc.Simulated() && r.text != "" {
-				answer, done, err := tc.Ask(r.text)
-				if err != nil {
-					return "", err
-				}
-				if !done {
-					a.msgs = append(a.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: answer})
-					continue
-				}
-			}
-			return t.last, nil
-		}
-		for i, c := range calls {
-			done, err := a.runCall(ctx, t, c)
-			if err != nil || done {
-				a.notRun(tc, calls[i+1:], "the tool was not run: the turn ended before it")
-				if err != nil {
-					return "", err
-				}
-				return t.last, nil
-			}
-		}
-	}
+	return a.conv.Turn(ctx, conversation.Live(tc), source{a})
 }
 
-// runCall runs one tool call and appends its tool message. done means the turn is over (the
-// call was not run and has its tool message).
-func (a *Agent) runCall(ctx context.Context, t *turn, c openai.ToolCall) (done bool, err error) {
-	tc := t.tc
-	name := c.Function.Name
-	args, problem := parseArgs(c.Function.Arguments)
-	if problem != "" {
-		if t.issued >= tc.Task().MaxCallsPerTurn {
-			tc.Truncate()
-			a.notRun(tc, []openai.ToolCall{c}, "the tool was not run: the turn reached its limit of tool calls")
-			return true, nil
-		}
-		t.issued++
-		content := BadArgumentsContent(name, problem, c.Function.Arguments)
-		a.toolMessage(c.ID, content)
-		tc.NotRun(c.ID, content)
-		return false, nil
+// source gives the conversation machine the model's answers.
+type source struct{ a *Agent }
+
+func (s source) Next(ctx context.Context, _ *conversation.Conversation) (conversation.Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return conversation.Answer{}, err
 	}
-	t.issued++
-	call, err := tc.Call(c.ID, name, args)
-	if errors.Is(err, episode.ErrTruncated) {
-		a.notRun(tc, []openai.ToolCall{c}, "the tool was not run: the turn reached its limit of tool calls")
-		return true, nil
-	}
+	a := s.a
+	choice, usage, extras, err := a.complete(ctx)
 	if err != nil {
-		a.notRun(tc, []openai.ToolCall{c}, "the tool was not run: "+err.Error())
-		if cerr := ctx.Err(); cerr != nil {
-			return true, cerr
-		}
-		return true, err
+		return conversation.Answer{}, err
 	}
-	if call.IsError {
-		a.toolMessage(c.ID, ToolErrorContent(call.Error, call.Fault))
-	} else {
-		a.toolMessage(c.ID, call.Content)
-	}
-	return false, nil
+	r := a.read(choice)
+	return conversation.Answer{Text: r.text, Reasoning: r.reasoning, Calls: r.calls, Cut: choice.FinishReason == openai.FinishReasonLength,
+		Report: episode.AssistantMessage{Usage: usage, Raw: r.raw, CallsFrom: r.from, FinishReason: string(choice.FinishReason),
+			Logprobs: extras.logprobs, PromptTokenIDs: extras.promptIDs, CompletionTokenIDs: extras.completionIDs, Note: r.note}}, nil
 }
 
 // request is a chat-completions request with the configured model and token limit (sent as
@@ -361,7 +297,7 @@ func (a *Agent) request(msgs []openai.ChatCompletionMessage, tools []openai.Tool
 // the server sent beside the message.
 func (a *Agent) complete(ctx context.Context) (openai.ChatCompletionChoice, *jsonv.Object, choiceExtras, error) {
 	rctx, held := withExtras(ctx)
-	resp, err := a.client.CreateChatCompletion(rctx, a.request(a.msgs, a.tools))
+	resp, err := a.client.CreateChatCompletion(rctx, a.request(a.sentMessages(), a.tools))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return openai.ChatCompletionChoice{}, nil, choiceExtras{}, cerr
@@ -392,14 +328,13 @@ type reading struct {
 	reasoning string // without the calls read from it
 	raw       string // the content as sent, when text is not that
 	from      string // where the calls were read from when not tool_calls (AssistantMessage.CallsFrom)
-	calls     []openai.ToolCall
-	reported  []jsonv.Value
+	calls     []conversation.Call
 	note      string
 }
 
-// read reads an answer: its text and reasoning, and its tool calls with the ids they run under
-// (see the package documentation).
-func (a *Agent) read(t *turn, choice openai.ChatCompletionChoice) reading {
+// read reads an answer: its text and reasoning, and its tool calls as the model sent them (see
+// the package documentation).
+func (a *Agent) read(choice openai.ChatCompletionChoice) reading {
 	msg := choice.Message
 	sent := messageText(msg)
 	text, thought, _ := SplitThink(sent)
@@ -434,8 +369,9 @@ func (a *Agent) read(t *turn, choice openai.ChatCompletionChoice) reading {
 	if r.text != sent {
 		r.raw = sent
 	}
-	r.calls = a.assignIDs(t, raw)
-	r.reported = reported(raw, r.calls)
+	for _, c := range raw {
+		r.calls = append(r.calls, conversation.Call{ID: c.ID, Type: string(c.Type), Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
 	r.note = noteOf(choice.FinishReason, r, problem)
 	return r
 }
@@ -480,130 +416,4 @@ func messageText(m openai.ChatCompletionMessage) string {
 		return strings.Join(parts, "")
 	}
 	return m.Refusal
-}
-
-// assignIDs returns the tool calls with the ids they are known by: the model's, or
-// call_<turn>_<n> when the model gave none or repeated one.
-func (a *Agent) assignIDs(t *turn, raw []openai.ToolCall) []openai.ToolCall {
-	out := make([]openai.ToolCall, len(raw))
-	for i, c := range raw {
-		t.n++
-		id := c.ID
-		if id == "" || a.usedIDs[id] {
-			id = fmt.Sprintf("call_%d_%d", t.tc.Index+1, t.n)
-			for k := 2; a.usedIDs[id]; k++ {
-				id = fmt.Sprintf("call_%d_%d_%d", t.tc.Index+1, t.n, k)
-			}
-		}
-		a.usedIDs[id] = true
-		out[i] = openai.ToolCall{ID: id, Type: openai.ToolTypeFunction, Function: c.Function}
-	}
-	return out
-}
-
-// reported is the tool calls for TurnContext.Assistant: names and arguments as the model sent
-// them, with the ids the calls run under.
-func reported(raw, calls []openai.ToolCall) []jsonv.Value {
-	if len(raw) == 0 {
-		return nil
-	}
-	out := make([]jsonv.Value, len(raw))
-	for i, c := range raw {
-		typ := string(c.Type)
-		if typ == "" {
-			typ = string(openai.ToolTypeFunction)
-		}
-		out[i] = jsonv.NewObject(
-			"id", calls[i].ID,
-			"type", typ,
-			"function", jsonv.NewObject("name", c.Function.Name, "arguments", c.Function.Arguments),
-		)
-	}
-	return out
-}
-
-// ParseArguments decodes a model's tool-call arguments as the agent does: "" and null are {},
-// anything but a JSON object is a problem, which says why the call cannot run.
-func ParseArguments(s string) (args *jsonv.Object, problem string) { return parseArgs(s) }
-
-// parseArgs decodes tool-call arguments; problem says why they cannot be used.
-func parseArgs(s string) (args *jsonv.Object, problem string) {
-	if strings.TrimSpace(s) == "" {
-		return &jsonv.Object{}, ""
-	}
-	v, err := jsonv.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Sprintf("the arguments are not valid JSON (%v)", err)
-	}
-	switch x := v.(type) {
-	case *jsonv.Object:
-		return x, ""
-	case nil:
-		return &jsonv.Object{}, ""
-	}
-	return nil, fmt.Sprintf("the arguments must be a JSON object, not %s", article(jsonv.TypeName(v)))
-}
-
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an " + word
-	}
-	return "a " + word
-}
-
-// historyArgs are the arguments of a past tool call as sent back to the model: "{}" unless
-// they are a JSON object.
-func historyArgs(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "{}"
-	}
-	if v, err := jsonv.DecodeString(s); err == nil {
-		if _, ok := v.(*jsonv.Object); ok {
-			return s
-		}
-	}
-	return "{}"
-}
-
-// clip shortens s to about n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
-
-// errorContent is the tool message of a failed call.
-// BadArgumentsContent is the tool message of a call the agent did not run because its arguments
-// are not a JSON object (problem as ParseArguments says it).
-func BadArgumentsContent(name, problem, args string) string {
-	return ToolErrorContent(fmt.Sprintf("%s was not run: %s. The arguments were: %s. Send them as one JSON object with the tool's parameters.",
-		name, problem, clip(args, 200)), false)
-}
-
-// ToolErrorContent is the tool message of a failed call: {"error": msg}, with "transient": true
-// for an injected fault. export sft writes the same, so training data says what the model saw.
-func ToolErrorContent(msg string, transient bool) string {
-	o := jsonv.NewObject("error", msg)
-	if transient {
-		o.Set("transient", true)
-	}
-	return jsonv.MustEncode(o)
-}
-
-func (a *Agent) toolMessage(id, content string) {
-	a.msgs = append(a.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: content})
-}
-
-// notRun answers tool calls that will not run, so that every tool call in the history has its
-// tool message (OpenAI rejects a history without).
-func (a *Agent) notRun(tc *episode.TurnContext, calls []openai.ToolCall, why string) {
-	for _, c := range calls {
-		content := ToolErrorContent(why, false)
-		a.toolMessage(c.ID, content)
-		tc.NotRun(c.ID, content)
-	}
 }

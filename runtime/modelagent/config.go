@@ -351,21 +351,6 @@ func DefaultSystemPrompt(address, now string) string {
 	return b.String()
 }
 
-// UserContent is the user message as the model is shown it: when the virtual clock no longer
-// shows the time the model was last told (stated: the system prompt's, then each note's), the
-// message starts with a note of the new time, so that a model knows a day has passed between
-// turns. The agent and export sft both build user messages with it.
-func UserContent(user, now, stated string) string {
-	if now == "" || stated == "" || now == stated {
-		return user
-	}
-	when := now
-	if t, err := time.Parse(time.RFC3339, now); err == nil {
-		when = t.Weekday().String() + ", " + now
-	}
-	return "(It is now " + when + ".)\n\n" + user
-}
-
 // systemPrompt is the system message of an episode.
 func (cfg *Config) systemPrompt(address, now string) string {
 	if cfg.System == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/conformance"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/stretchr/testify/assert"
@@ -586,9 +587,9 @@ func TestConversationAcrossTurns(t *testing.T) {
 // The user message carries a note of the time only when the clock moved since the model was
 // last told.
 func TestUserContent(t *testing.T) {
-	assert.Equal(t, "hi", modelagent.UserContent("hi", "2026-01-05T09:00:00Z", "2026-01-05T09:00:00Z"))
-	assert.Equal(t, "(It is now Monday, 2026-01-05T11:00:00Z.)\n\nhi", modelagent.UserContent("hi", "2026-01-05T11:00:00Z", "2026-01-05T09:00:00Z"))
-	assert.Equal(t, "hi", modelagent.UserContent("hi", "", "2026-01-05T09:00:00Z"), "traces written before times were recorded")
+	assert.Equal(t, "hi", conversation.UserContent("hi", "2026-01-05T09:00:00Z", "2026-01-05T09:00:00Z"))
+	assert.Equal(t, "(It is now Monday, 2026-01-05T11:00:00Z.)\n\nhi", conversation.UserContent("hi", "2026-01-05T11:00:00Z", "2026-01-05T09:00:00Z"))
+	assert.Equal(t, "hi", conversation.UserContent("hi", "", "2026-01-05T09:00:00Z"), "traces written before times were recorded")
 }
 
 // One agent per episode: a second episode is refused.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 )
 
 // Tool calls written as text. A model served without a tool parser for it (or one the parser
@@ -206,7 +207,7 @@ func callFromObject(o *jsonv.Object, ts toolset) (textCall, string) {
 		return textCall{}, "has no tool name"
 	}
 	if !ts.has(name) {
-		return textCall{}, fmt.Sprintf("names %q, which is not one of the task's tools", clip(name, 100))
+		return textCall{}, fmt.Sprintf("names %q, which is not one of the task's tools", conversation.Clip(name, 100))
 	}
 	v, ok := o.Get("arguments")
 	if !ok {
@@ -347,7 +348,7 @@ func qwenCall(f *finder, start int, ts toolset) (c textCall, end int, problem st
 	}
 	name := strings.TrimSpace(text[p : p+k])
 	if !ts.has(name) {
-		return c, 0, fmt.Sprintf("names %q, which is not one of the task's tools", clip(name, 100))
+		return c, 0, fmt.Sprintf("names %q, which is not one of the task's tools", conversation.Clip(name, 100))
 	}
 	p += k + 1
 	args := &jsonv.Object{}
@@ -384,7 +385,7 @@ func qwenCall(f *finder, start int, ts toolset) (c textCall, end int, problem st
 		case rest == "" || strings.HasPrefix(rest, hermesClose):
 			return textCall{name: name, args: jsonv.MustEncode(args)}, p, ""
 		default:
-			return c, 0, fmt.Sprintf("has text that is not a parameter in the function %s: %q", name, clip(rest, 40))
+			return c, 0, fmt.Sprintf("has text that is not a parameter in the function %s: %q", name, conversation.Clip(rest, 40))
 		}
 	}
 }
@@ -492,7 +493,7 @@ func mistralCalls(text string, ts toolset) textRead {
 			}
 			name = strings.TrimSpace(name)
 			if !ts.has(name) {
-				return r.fail(fmt.Sprintf("names %q, which is not one of the task's tools", clip(name, 100)))
+				return r.fail(fmt.Sprintf("names %q, which is not one of the task's tools", conversation.Clip(name, 100)))
 			}
 			q := skip(text, a+len(mistralArgs))
 			end := jsonEnd(text, q)

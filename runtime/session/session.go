@@ -3,15 +3,16 @@
 // episode runs on its own goroutine, and each time its agent must act it waits for the client's
 // next action, a tool call (Call) or a message (Reply), and hands back what comes of it.
 //
-// The agent in the episode behaves as runtime/modelagent's agent does with a model that makes one
-// tool call per message, so that a client that relays a model gets what the model agent would
-// have given it, and the trace is a model's trace that replays and exports like any other:
+// The client is a Source of runtime/conversation, the conversation machine runtime/modelagent's
+// agent runs too: the session is the model agent with a model that makes one tool call per
+// message, so that a client that relays a model gets what the model agent would have given it,
+// and the trace is a model's trace that replays and exports like any other:
 //
-//   - Call is an assistant message with one tool call. The call runs through TurnContext.Call,
-//     and the client gets the tool message: the result's content, or modelagent.ToolErrorContent
-//     for a tool error or an injected fault. Arguments that are not a JSON object are not run:
-//     the client gets modelagent.BadArgumentsContent, and the attempt counts towards the turn's
-//     max_calls_per_turn. A call past that limit is not run and ends the turn as truncated.
+//   - Call is an assistant message with one tool call. The client gets the tool message: the
+//     result's content, or conversation.ToolErrorContent for a tool error or an injected fault.
+//     Arguments that are not a JSON object are not run (conversation.BadArgumentsContent), and
+//     the attempt counts towards the turn's max_calls_per_turn. A call past that limit is not
+//     run (conversation.NotRunLimit) and ends the turn as truncated.
 //   - Reply is an assistant message without tool calls: it ends the turn, with the turn's last
 //     non-empty text as the reply. In a turn whose user is simulated, a non-empty text goes to
 //     the user first (TurnContext.Ask); while the user answers rather than saying it is done, the
@@ -19,7 +20,7 @@
 //
 // Every action that ends a turn is answered with the turn's reward (its verifier's score) and
 // what comes next: the next turn's user message (with a note of the time when the virtual clock
-// moved, modelagent.UserContent), or the end of the episode with its result.
+// moved, conversation.UserContent), or the end of the episode with its result.
 //
 // One action runs at a time per session: an action while another runs gets ErrBusy. Any number
 // of sessions may run at once. Close ends the episode (as interrupted when it had not finished)
@@ -35,6 +36,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/trace"
@@ -119,8 +121,8 @@ type ToolCall struct {
 }
 
 // FunctionCall names the tool and holds the arguments as JSON text. In Messages, arguments
-// that are not a JSON object are "{}", as the model agent sends its history back (servers
-// refuse a history with others); the trace keeps them as they were sent.
+// that are not a JSON object are "{}" (conversation.HistoryArgs), as the model agent sends its
+// history back (servers refuse a history with others); the trace keeps them as they were sent.
 type FunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
@@ -172,19 +174,18 @@ type Session struct {
 	done    chan struct{}
 	busy    sync.Mutex // held by the action that runs
 
-	// The episode goroutine's own: the action it answers next and what it will be told, the
-	// time the client was last told, the call ids used.
+	// The conversation (its history State reads), and the episode goroutine's own: the action
+	// it answers next, where the history stood when it was taken, and what it will be told.
+	conv    *conversation.Conversation
 	pending *action
+	mark    int
 	step    Step
 	cur     int
-	stated  string
-	used    map[string]bool
 
 	mu     sync.Mutex // guards the fields below, which State reads
 	turn   int
 	calls  int
 	last   Step
-	msgs   []Message
 	result *Result
 	over   bool
 }
@@ -207,7 +208,7 @@ func Create(ctx context.Context, task *dsl.Task, seed int64, opts Options) (*Ses
 	if d != nil {
 		return nil, &SetupError{Diag: *d}
 	}
-	s := &Session{task: task, agent: opts.Agent, actions: make(chan *action), done: make(chan struct{}), used: map[string]bool{}}
+	s := &Session{task: task, agent: opts.Agent, actions: make(chan *action), done: make(chan struct{})}
 	if s.agent == "" {
 		s.agent = DefaultAgent
 	}
@@ -219,8 +220,7 @@ func Create(ctx context.Context, task *dsl.Task, seed int64, opts Options) (*Ses
 	for _, t := range task.Tools {
 		s.tools = append(s.tools, t.Schema())
 	}
-	s.stated = p.Base.Clock().NowString()
-	s.msgs = []Message{{Role: "system", Content: s.system}}
+	s.conv = conversation.New(s.system, p.Base.Clock().NowString())
 
 	obs := episode.Observers{}
 	var tw *trace.Writer
@@ -294,12 +294,28 @@ func (s *Session) Reply(text string) (Step, error) {
 
 // State is where the session stands; the messages are a copy.
 func (s *Session) State() Status {
+	hist := s.conv.Messages()
+	msgs := make([]Message, len(hist))
+	for i, m := range hist {
+		msgs[i] = messageOf(m)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msgs := make([]Message, len(s.msgs))
-	copy(msgs, s.msgs)
 	return Status{Task: s.task.Name, Turn: s.turn, Turns: len(s.task.Turns), Done: s.over, Calls: s.calls,
 		Last: s.last, Messages: msgs, Result: s.result}
+}
+
+// History is the conversation so far as the conversation machine keeps it.
+func (s *Session) History() []conversation.Message { return s.conv.Messages() }
+
+// messageOf is a message of the history in the chat-completions shape.
+func messageOf(m conversation.Message) Message {
+	out := Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	for _, c := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Type: "function",
+			Function: FunctionCall{Name: c.Name, Arguments: conversation.HistoryArgs(c.Arguments)}})
+	}
+	return out
 }
 
 // Close ends the episode, as interrupted when it had not finished (its trace ends with that
@@ -338,64 +354,32 @@ func (s *Session) do(a *action) (Step, error) {
 
 // The episode's side. Everything below runs on the episode's goroutine.
 
-// remote is the episode's agent: the client's actions.
+// remote is the episode's agent: the client's actions, as the conversation's source.
 type remote struct{ s *Session }
 
 func (r remote) Name() string { return r.s.agent }
 
-// turnState is one turn as the agent sees it.
-type turnState struct {
-	tc     *episode.TurnContext
-	n      int    // tool calls the client made in this turn
-	issued int    // tool calls handled (run or refused for their arguments)
-	last   string // the last non-empty text of the agent in this turn
-}
-
 // Turn tells the client the user's message and takes its actions until one ends the turn.
 func (r remote) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
 	s := r.s
-	user := modelagent.UserContent(tc.User, tc.Now(), s.stated)
-	s.stated = tc.Now()
 	s.cur = tc.Index
-	s.step.User, s.step.Turn = user, tc.Index
 	s.mu.Lock()
 	s.turn = tc.Index
 	s.mu.Unlock()
-	s.addMessage(Message{Role: "user", Content: user})
-	t := &turnState{tc: tc}
-	for {
-		a, err := s.next(ctx)
-		if err != nil {
-			return "", err
-		}
-		if !a.reply {
-			over, err := s.call(ctx, t, a)
-			if err != nil {
-				return "", err
-			}
-			if over {
-				return t.last, nil
-			}
-			continue
-		}
-		tc.Assistant(episode.AssistantMessage{Content: a.text})
-		s.addMessage(Message{Role: "assistant", Content: a.text})
-		if a.text != "" {
-			t.last = a.text
-		}
-		if tc.Simulated() && a.text != "" {
-			answer, done, err := tc.Ask(a.text)
-			if err != nil {
-				return "", err
-			}
-			if !done {
-				s.addMessage(Message{Role: "user", Content: answer})
-				s.step.User = answer
-				continue
-			}
-		}
-		return t.last, nil
+	return s.conv.Turn(ctx, conversation.Live(tc), r)
+}
+
+// Next answers the action taken last with its step and gives the client's next action as the
+// model's next message.
+func (r remote) Next(ctx context.Context, _ *conversation.Conversation) (conversation.Answer, error) {
+	a, err := r.s.next(ctx)
+	if err != nil {
+		return conversation.Answer{}, err
 	}
+	if a.reply {
+		return conversation.Answer{Text: a.text}, nil
+	}
+	return conversation.Answer{Calls: []conversation.Call{{ID: a.id, Type: "function", Name: a.name, Arguments: a.args}}}, nil
 }
 
 // next answers the action taken last with its step and waits for the client's next action.
@@ -403,10 +387,24 @@ func (s *Session) next(ctx context.Context) (*action, error) {
 	s.deliver()
 	select {
 	case a := <-s.actions:
-		s.pending, s.step = a, Step{Turn: s.cur}
+		s.pending, s.step, s.mark = a, Step{}, s.conv.Len()
 		return a, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// told fills the step with what the conversation told the client since its action: the tool
+// message of its call, and the user's next message.
+func (s *Session) told() {
+	s.step.Turn = s.cur
+	for _, m := range s.conv.Since(s.mark) {
+		switch m.Role {
+		case conversation.Tool:
+			s.step.CallID, s.step.Content, s.step.IsError = m.ToolCallID, m.Content, m.IsError
+		case conversation.User:
+			s.step.User = m.Content
+		}
 	}
 }
 
@@ -415,6 +413,7 @@ func (s *Session) deliver() {
 	if s.pending == nil {
 		return
 	}
+	s.told()
 	s.mu.Lock()
 	s.last = s.step
 	s.mu.Unlock()
@@ -426,8 +425,9 @@ func (s *Session) deliver() {
 func (s *Session) finish(res *episode.Result) {
 	r := resultOf(res)
 	if s.pending == nil {
-		s.step = Step{Turn: s.cur}
+		s.step, s.mark = Step{}, s.conv.Len()
 	}
+	s.told()
 	s.step.User = ""
 	s.step.TurnOver, s.step.Done, s.step.Result = true, true, r
 	s.mu.Lock()
@@ -446,85 +446,6 @@ func resultOf(r *episode.Result) *Result {
 		rewards[i] = t.Score
 	}
 	return &Result{End: *trace.EndOf(r), Rewards: rewards}
-}
-
-// call runs a call action as the model agent runs a model's tool call. over means the turn is
-// over (the call was not run).
-func (s *Session) call(ctx context.Context, t *turnState, a *action) (over bool, err error) {
-	tc := t.tc
-	t.n++
-	id := a.id
-	if id == "" || s.used[id] {
-		id = fmt.Sprintf("call_%d_%d", tc.Index+1, t.n)
-		for k := 2; s.used[id]; k++ {
-			id = fmt.Sprintf("call_%d_%d_%d", tc.Index+1, t.n, k)
-		}
-	}
-	s.used[id] = true
-	s.step.CallID = id
-	tc.Assistant(episode.AssistantMessage{ToolCalls: []jsonv.Value{jsonv.NewObject(
-		"id", id, "type", "function", "function", jsonv.NewObject("name", a.name, "arguments", a.args))}})
-	s.addMessage(Message{Role: "assistant", ToolCalls: []ToolCall{{ID: id, Type: "function",
-		Function: FunctionCall{Name: a.name, Arguments: historyArgs(a.args)}}}})
-
-	args, problem := modelagent.ParseArguments(a.args)
-	if problem != "" {
-		if t.issued >= tc.Task().MaxCallsPerTurn {
-			tc.Truncate()
-			s.notRun(tc, id, notRunFull)
-			return true, nil
-		}
-		t.issued++
-		s.notRun(tc, id, modelagent.BadArgumentsContent(a.name, problem, a.args))
-		return false, nil
-	}
-	t.issued++
-	c, err := tc.Call(id, a.name, args)
-	if errors.Is(err, episode.ErrTruncated) {
-		s.notRun(tc, id, notRunFull)
-		return true, nil
-	}
-	if err != nil {
-		s.notRun(tc, id, modelagent.ToolErrorContent("the tool was not run: "+err.Error(), false))
-		return true, err
-	}
-	if c.IsError {
-		s.toolMessage(id, modelagent.ToolErrorContent(c.Error, c.Fault), true)
-	} else {
-		s.toolMessage(id, c.Content, false)
-	}
-	return false, nil
-}
-
-// notRunFull is the tool message of a call past the turn's max_calls_per_turn.
-var notRunFull = modelagent.ToolErrorContent("the tool was not run: the turn reached max_calls_per_turn", false)
-
-// notRun answers a call that did not run, and reports it (the trace's not_run event).
-func (s *Session) notRun(tc *episode.TurnContext, id, content string) {
-	s.toolMessage(id, content, true)
-	tc.NotRun(id, content)
-}
-
-func (s *Session) toolMessage(id, content string, isError bool) {
-	s.step.Content, s.step.IsError = content, isError
-	s.addMessage(Message{Role: "tool", Content: content, ToolCallID: id})
-}
-
-func (s *Session) addMessage(m Message) {
-	s.mu.Lock()
-	s.msgs = append(s.msgs, m)
-	s.mu.Unlock()
-}
-
-// historyArgs are a call's arguments as the conversation keeps them: "{}" unless they are a
-// JSON object.
-func historyArgs(args string) string {
-	if v, err := jsonv.DecodeString(args); err == nil {
-		if _, ok := v.(*jsonv.Object); ok {
-			return args
-		}
-	}
-	return "{}"
 }
 
 // observer keeps what the session tells of the episode: the turns' rewards and the calls.

@@ -13,6 +13,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/leaktest"
 	"github.com/coworkenv/coworkenv/internal/tasktest"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/session"
@@ -281,8 +282,8 @@ func TestCallErrors(t *testing.T) {
 
 	st, err := s.Call("", "fs_read", `["/a"]`)
 	require.NoError(t, err)
-	_, problem := modelagent.ParseArguments(`["/a"]`)
-	assert.Equal(t, modelagent.BadArgumentsContent("fs_read", problem, `["/a"]`), st.Content)
+	_, problem := conversation.ParseArguments(`["/a"]`)
+	assert.Equal(t, conversation.BadArgumentsContent("fs_read", problem, `["/a"]`), st.Content)
 	assert.True(t, st.IsError)
 	assert.Equal(t, "call_1_1", st.CallID)
 

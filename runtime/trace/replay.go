@@ -13,6 +13,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
@@ -120,6 +121,9 @@ type Result struct {
 	// Notes say what this replay could not check, and why.
 	Notes      []string
 	Divergence *Divergence
+	// Messages is the conversation the replay of a model's trace made (runtime/conversation),
+	// system message first; nil for other agents.
+	Messages []conversation.Message
 }
 
 // Matched reports whether the replay reproduced the trace.
@@ -143,10 +147,12 @@ func (r *Result) Warnings() []string {
 //     is compared too (TaskChanged), and, by ReplayCorpus, those of every file it loads.
 //   - the agent's side. An oracle or noop trace is replayed by running that agent again, so its
 //     calls (ids, tools, arguments) and replies must be the recorded ones. A model trace (one
-//     with assistant events, or of the openai agent) is replayed from the model's messages by
-//     the rules of runtime/modelagent: each message is reported, its tool calls run (those with
-//     arguments that are not a JSON object do not), and the turn's reply is its last text, so
-//     the recorded calls and reply must be the ones the messages make. Any other agent cannot
+//     with assistant events, or of the openai agent or a served session) is replayed from the
+//     model's messages by the conversation machine the model agent and a session run
+//     (runtime/conversation): each message is reported, with the ids its calls run under, its
+//     tool calls run (those with arguments that are not a JSON object do not), and the turn's
+//     reply is its last text, so the recorded messages' ids, calls and reply must be the ones the
+//     messages make. Result.Messages is the conversation the replay made. Any other agent cannot
 //     be run again: its recorded calls and replies are re-issued, and a note says so. A turn
 //     that the agent's error ended is replayed from its recorded calls and error (an
 //     interruption or an unreachable model cannot be repeated).
@@ -225,13 +231,16 @@ func replay(ctx context.Context, events []Event, load func(*Start) (task *dsl.Ta
 	}
 
 	cmp := &comparer{expect: events[1:], events: events}
-	agent, note := planOf(events).agent(start.Agent, cmp)
+	agent, note := planOf(events).agent(start, cmp)
 	if note != "" {
 		res.Notes = append(res.Notes, note)
 	}
 	r := p.Run(ctx, agent, episode.RunOptions{Observer: cmp, Models: cmp.recordedModels()})
 	cmp.end(r)
 	res.Divergence = cmp.div
+	if m, ok := agent.(*modelReplay); ok {
+		res.Messages = m.history()
+	}
 	return res, nil
 }
 
@@ -299,7 +308,7 @@ func diffStart(rec *Start, got Start) []string {
 type plan struct {
 	script *episode.Scripted // the recorded calls and replies, the truncated turns and the agent's error
 	msgs   [][]Event         // the model's messages (assistant events) by turn
-	after  []int             // by turn: the calls recorded after its last message
+	runs   [][]int           // by turn and message: the calls recorded after it, before the next
 	notRun [][]*NotRun       // by turn: the tool messages of calls the model agent did not run
 	hasNot bool              // the trace has not_run events (older engines wrote none)
 	failed int               // the turn the agent's error ended, -1 when none
@@ -318,20 +327,22 @@ func planOf(events []Event) *plan {
 			s.Truncated = append(s.Truncated, false)
 			s.Errors = append(s.Errors, nil)
 			p.msgs = append(p.msgs, nil)
-			p.after = append(p.after, 0)
+			p.runs = append(p.runs, nil)
 			p.notRun = append(p.notRun, nil)
 		}
 		switch b := ev.Body.(type) {
 		case *Assistant:
 			p.msgs[turn] = append(p.msgs[turn], ev)
-			p.after[turn] = 0
+			p.runs[turn] = append(p.runs[turn], 0)
 		case *Call:
 			id := b.ID
 			if engineID.MatchString(id) {
 				id = "" // the engine numbers its own calls: a missing or moved call shows in the ids
 			}
 			s.Calls[turn] = append(s.Calls[turn], episode.ScriptedCall{ID: id, Name: b.Name, Args: b.Args})
-			p.after[turn]++
+			if n := len(p.runs[turn]); n > 0 {
+				p.runs[turn][n-1]++
+			}
 		case *NotRun:
 			p.notRun[turn] = append(p.notRun[turn], b)
 			p.hasNot = true
@@ -380,16 +391,17 @@ var modelAgent = (*modelagent.Agent)(nil).Name()
 // rerunnable are the agents a replay runs again.
 var rerunnable = map[string]episode.Agent{episode.Oracle{}.Name(): episode.Oracle{}, episode.Noop{}.Name(): episode.Noop{}}
 
-// agent is the agent that replays the plan for a trace of the agent named label, and a note when
-// it can only re-issue what was recorded.
-func (p *plan) agent(label string, cmp *comparer) (episode.Agent, string) {
+// agent is the agent that replays the plan for a trace with the start event start, and a note
+// when it can only re-issue what was recorded.
+func (p *plan) agent(start *Start, cmp *comparer) (episode.Agent, string) {
+	label := start.Agent
 	p.script.Label = label
 	model := label == modelAgent || label == episode.RemoteAgent
 	for _, m := range p.msgs {
 		model = model || len(m) > 0
 	}
 	if model {
-		return &modelReplay{plan: p, cmp: cmp}, ""
+		return &modelReplay{plan: p, cmp: cmp, system: start.System}, ""
 	}
 	if a, ok := rerunnable[label]; ok {
 		return &rerun{plan: p, agent: a}, ""
@@ -413,151 +425,8 @@ func (r *rerun) Turn(ctx context.Context, tc *episode.TurnContext) (string, erro
 	return r.agent.Turn(ctx, tc)
 }
 
-// modelReplay is a model agent whose model answers with the recorded messages: it does what
-// runtime/modelagent's Agent.Turn does with each answer. It reports the message; a message
-// without tool calls ends the turn, with the turn's last non-empty text as the reply, unless the
-// turn's user is simulated and the message has text: then the text goes to the user
-// (TurnContext.Ask), and while the user is not done the turn goes on with the next recorded
-// message. A message with tool calls runs them in order, skipping those whose arguments are not
-// a JSON object (modelagent.ParseArguments), and asks again. The trace does not record why a
-// turn stopped early (an answer cut off at the token limit, finish_reason length, runs none of
-// its calls; one past max_calls_per_turn ends the turn): in a turn recorded as truncated or
-// ended by the agent's error, the last message's calls run as far as the trace shows them
-// running.
-type modelReplay struct {
-	plan *plan
-	cmp  *comparer
-}
-
 // errStop ends a replay that already diverged.
 var errStop = errors.New("the replay diverged")
-
-func (m *modelReplay) Name() string { return m.plan.script.Label }
-
-func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
-	i, p := tc.Index, m.plan
-	var msgs []Event
-	if i < len(p.msgs) {
-		msgs = p.msgs[i]
-	}
-	truncated := i < len(p.script.Truncated) && p.script.Truncated[i]
-	var notRun []*NotRun
-	if i < len(p.notRun) {
-		notRun = p.notRun[i]
-	}
-	last := ""
-	for k, ev := range msgs {
-		a := ev.Body.(*Assistant)
-		tc.Assistant(a.Message())
-		if a.Content != "" {
-			last = a.Content
-		}
-		final := k == len(msgs)-1
-		if len(a.ToolCalls) == 0 {
-			if final && truncated {
-				tc.Truncate() // a cut-off answer
-				return last, nil
-			}
-			if tc.Simulated() && a.Content != "" {
-				_, done, err := tc.Ask(a.Content)
-				if err != nil {
-					return "", err
-				}
-				if !done {
-					continue // the user's answer goes to the model, which answers with the next message
-				}
-			}
-			return last, nil
-		}
-		runs := len(a.ToolCalls)
-		if final && (truncated || i == p.failed) {
-			runs = p.after[i]
-		}
-		// the tool messages of the calls not run, as recorded (the agent's text, like its
-		// messages): one where a call is refused, the rest when the message's calls stop
-		told := map[string]bool{}
-		tell := func(id, content string) {
-			for _, n := range notRun {
-				if n.ID == id && !told[id] {
-					told[id] = true
-					tc.NotRun(id, n.Content)
-					return
-				}
-			}
-			if p.hasNot && !told[id] {
-				told[id] = true
-				tc.NotRun(id, content) // the trace lacks it: the comparer says so
-			}
-		}
-		rest := func(from int) {
-			for _, c := range a.ToolCalls[from:] {
-				if id, _, _, ok := toolCallOf(c); ok {
-					tell(id, modelagent.ToolErrorContent("the tool was not run", false))
-				}
-			}
-		}
-		for j, c := range a.ToolCalls {
-			if runs == 0 {
-				rest(j)
-				break
-			}
-			id, name, arguments, ok := toolCallOf(c)
-			if !ok {
-				m.cmp.diverge(ev, i, []string{fmt.Sprintf("tool_calls[%d]: not a tool call as the model agent records it (id, type, function with name and arguments): %s", j, show(c))})
-				return "", errStop
-			}
-			args, problem := modelagent.ParseArguments(arguments)
-			if problem != "" {
-				tell(id, modelagent.BadArgumentsContent(name, problem, arguments))
-				continue // the agent tells the model and does not run it
-			}
-			runs--
-			if _, err := tc.Call(id, name, args); err != nil {
-				rest(j)
-				if errors.Is(err, episode.ErrTruncated) {
-					return last, nil
-				}
-				return "", err
-			}
-		}
-	}
-	// the agent would ask the model again: the turn ends here only by the agent's error or a cut-off
-	switch {
-	case i < len(p.script.Errors) && p.script.Errors[i] != nil:
-		return "", p.script.Errors[i]
-	case truncated:
-		tc.Truncate()
-		return last, nil
-	}
-	m.cmp.diverge(m.cmp.here(), i, []string{fmt.Sprintf("the model agent would ask the model for another message in turn %d "+
-		"(the last one asks for tools or was answered by the simulated user, or there is none), but the trace has none and does not end the turn by a cut-off or an error", i)})
-	return "", errStop
-}
-
-// toolCallOf reads a tool call of an assistant event, which the model agent records as
-// {"id", "type", "function": {"name", "arguments"}} with string values and nothing else.
-func toolCallOf(v jsonv.Value) (id, name, arguments string, ok bool) {
-	o, _ := v.(*jsonv.Object)
-	if o == nil || o.Len() != 3 {
-		return "", "", "", false
-	}
-	_, tok := str(o, "type")
-	fv, _ := o.Get("function")
-	fn, _ := fv.(*jsonv.Object)
-	if !tok || fn == nil || fn.Len() != 2 {
-		return "", "", "", false
-	}
-	id, iok := str(o, "id")
-	name, nok := str(fn, "name")
-	arguments, aok := str(fn, "arguments")
-	return id, name, arguments, iok && nok && aok
-}
-
-func str(o *jsonv.Object, k string) (string, bool) {
-	v, _ := o.Get(k)
-	s, ok := v.(string)
-	return s, ok
-}
 
 // engineID matches the call ids the engine assigns (agents without ids of their own).
 var engineID = regexp.MustCompile(`^call_[0-9]+$`)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/shopspring/decimal"
 )
@@ -55,7 +56,7 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 	if !opt.Written.IsZero() {
 		po.Written = opt.Written
 	}
-	d := read(s, po)
+	d := Read(s, po)
 	var ms []*mention
 	for _, m := range d.ments {
 		switch {
@@ -79,7 +80,7 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 				tm = m
 			}
 		}
-		if dm != nil && tm != nil && kind == "" {
+		if dm != nil && tm != nil && kind == "" && coversPair(d, dm, tm) {
 			dv, tv := fromMention(dm, d), fromMention(tm, d)
 			if off := isoOffset(s); off != nil {
 				// an instant: read it in the writer's zone
@@ -106,9 +107,51 @@ func ParseValue(s string, kind Kind, opt Options) (Value, error) {
 		}
 		return phraseValue(s), nil
 	}
+	if kind == "" && !covers(d, ms[0]) {
+		// "Havenstraat 14, 2161 BK Lisse" holds numbers but is no number: its words are the value
+		return phraseValue(s), nil
+	}
 	v := fromMention(ms[0], d)
 	v.Text = s
 	return v, nil
+}
+
+// coversPair reports whether a date and a time are (nearly) the whole text: "Thursday 15 January at
+// 10:00", "2026-01-15T10:00:00+01:00".
+func coversPair(d *Doc, a, b *mention) bool {
+	for i, t := range d.toks {
+		if i >= a.t0 && i < a.t1 || i >= b.t0 && i < b.t1 || t.kind == tPunct {
+			continue
+		}
+		switch t.low {
+		case "at", "on", "the", "of", "by", "in", "t", "z", "from":
+			continue
+		}
+		if _, ok := zoneWords[t.low]; ok {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// covers reports whether the value m is (nearly) the whole of its text: nothing but punctuation and
+// a few small words ("at", "on", "the") around it.
+func covers(d *Doc, m *mention) bool {
+	for i, t := range d.toks {
+		if i >= m.t0 && i < m.t1 {
+			continue
+		}
+		if t.kind == tPunct {
+			continue
+		}
+		switch t.low {
+		case "at", "on", "the", "of", "by", "in":
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // isoOffset is the zone of an RFC 3339 time ("Z", "+01:00"), or nil.
@@ -146,7 +189,7 @@ func phraseValue(s string) Value {
 	ws := phraseWords(s)
 	var st []string
 	for _, w := range ws {
-		if x := stem(w); x != "" {
+		if x := stem(w); x != "" && hasAlnum(x) {
 			st = append(st, x)
 		}
 	}
@@ -228,7 +271,7 @@ func (d *Doc) matches(v *Value, m *mention) bool {
 	case Percent:
 		return (m.Kind == Percent || m.Kind == Number) && m.num.Equal(v.num)
 	case Count:
-		return (m.Kind == Count && (m.unit == v.unit || v.unit == "") || m.Kind == Number) && m.num.Equal(v.num)
+		return (m.Kind == Count && sameCountUnit(m.unit, v.unit) || m.Kind == Number) && m.num.Equal(v.num)
 	case Number:
 		return (m.Kind == Number || m.Kind == Count || m.Kind == Money) && m.num.Equal(v.num)
 	case Duration:
@@ -243,6 +286,15 @@ func (d *Doc) matches(v *Value, m *mention) bool {
 		return m.Kind == Status && m.axis == v.axis && m.Value == v.Value
 	}
 	return false
+}
+
+// sameCountUnit reports whether two units of counts name the same thing: equal, or one the last
+// word of the other ("place" and "pallet place"); "" stands for any unit.
+func sameCountUnit(a, b string) bool {
+	if a == b || a == "" || b == "" {
+		return true
+	}
+	return strings.HasSuffix(a, " "+b) || strings.HasSuffix(b, " "+a)
 }
 
 // minutesOf is a time of day of the text in the zone the verifier's value is in: a time written
@@ -275,7 +327,7 @@ func (d *Doc) rivals(v *Value, m *mention) bool {
 	case Percent:
 		return m.Kind == Percent || m.Kind == Number
 	case Count:
-		return m.Kind == Count && (m.unit == v.unit || v.unit == "") || m.Kind == Number
+		return m.Kind == Count && sameCountUnit(m.unit, v.unit) || m.Kind == Number
 	case Number:
 		return m.Kind == Number || m.Kind == Count || m.Kind == Money
 	case Duration:
@@ -345,7 +397,7 @@ func (d *Doc) nameKeyOf(text string) string {
 
 // idOf is the id a text is, when the reader reads it as one id, or "".
 func (d *Doc) idOf(text string) string {
-	x := read(text, Options{IDs: d.opt.IDs})
+	x := Read(text, Options{idx: d.x})
 	if len(x.ments) == 1 && x.ments[0].Kind == ID && x.ments[0].Start == 0 && x.ments[0].End == len(strings.TrimSpace(text)) {
 		return x.ments[0].Value
 	}
@@ -360,16 +412,78 @@ func (d *Doc) about(m *mention, cs []cue) bool {
 		scope = d.scope(d.sents[m.Sentence], m.item, m.col, true)
 	}
 	for _, c := range cs {
-		if !d.aboutOne(scope, func(class string) string { return d.entity(d.sents[m.Sentence], m.item, class) }, c) {
+		if !d.aboutOne(scope, func(class string) []string { return d.entities(d.sents[m.Sentence], m.item, class) }, c) {
 			return false
 		}
 	}
 	return true
 }
 
-func (d *Doc) aboutOne(scope []span, entity func(class string) string, c cue) bool {
+// entities are the names (or ids) of class a value at item at is about: the one it is bound to,
+// or, for a value in a heading that names none itself, each one its items are bound to
+// ("Approved:" over a list of invoices is about every invoice of the list).
+func (d *Doc) entities(s *sentence, at int, class string) []string {
+	if len(s.children) > 0 && d.nearest(s, 0, len(s.items), at, class) == "" {
+		var out []string
+		for _, c := range s.children {
+			cs := d.sents[c]
+			if k := d.nearest(cs, 0, len(cs.items), len(cs.items), class); k != "" {
+				out = append(out, k)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	var out []string
+	if k := d.entity(s, at, class); k != "" {
+		out = append(out, k)
+	}
+	ci := s.items[at].clause
+	// "VF-403 and VF-405 are delayed": the bare conjuncts before the clause share its predicate
+	for x := s.clauses[ci].cont; x >= 0 && d.bare(s, s.clauses[x]); x = s.clauses[x].cont {
+		if k := d.nearest(s, s.clauses[x].i0, s.clauses[x].i1, at, class); k != "" {
+			out = append(out, k)
+		}
+	}
+	// "Open with PalletPro: PO-11, PO-12, PO-13": a clause that names none is about the list after it
+	if d.nearest(s, s.clauses[ci].i0, s.clauses[ci].i1, at, class) == "" {
+		for x := ci + 1; x < len(s.clauses) && d.continues(s, x, ci); x++ {
+			if k := d.nearest(s, s.clauses[x].i0, s.clauses[x].i1, at, class); k != "" && !contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// continues reports whether clause x of s continues clause ci (directly or through others).
+func (d *Doc) continues(s *sentence, x, ci int) bool {
+	for c := s.clauses[x].cont; c >= 0; c = s.clauses[c].cont {
+		if c == ci {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Doc) aboutOne(scope []span, entities func(class string) []string, c cue) bool {
 	if c.key != "" {
-		return strings.EqualFold(entity(c.class), c.key)
+		for _, e := range entities(c.class) {
+			if strings.EqualFold(e, c.key) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, alt := range c.alts {
 		for _, r := range scope {
@@ -389,17 +503,26 @@ func (d *Doc) findStems(t0, t1 int, want string) int {
 	}
 	for k := t0; k < t1; k++ {
 		st := d.stemOf(k)
-		if st == "" || !strings.HasPrefix(want, st) {
+		if st == "" {
+			continue
+		}
+		if suffixed(st, want) {
+			return k
+		}
+		if !strings.HasPrefix(want, st) {
 			continue
 		}
 		acc := st
 		j := k + 1
 		for len(acc) < len(want) && j < t1 {
-			if d.toks[j].low == "-" || d.toks[j].low == "'" || d.toks[j].low == "’" {
-				j++
+			if d.toks[j].kind == tPunct {
+				j++ // "Havenstraat 14, 2161 BK" reads as its words
 				continue
 			}
 			x := d.stemOf(j)
+			if x != "" && suffixed(x, want[len(acc):]) {
+				return k
+			}
 			if x == "" || !strings.HasPrefix(want[len(acc):], x) {
 				break
 			}
@@ -412,6 +535,24 @@ func (d *Doc) findStems(t0, t1 int, want string) int {
 	}
 	return -1
 }
+
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// suffixed reports whether a word's stem is want with a suffix that makes another word of the
+// same thing: "remind" finds "reminder", "approv" finds "approval".
+func suffixed(stem, want string) bool {
+	return len(stem) > len(want) && len(want) >= 3 && strings.HasPrefix(stem, want) && cueSuffixes[stem[len(want):]]
+}
+
+// cueSuffixes may follow a cue's last word in the text.
+var cueSuffixes = words(`er ers al als ment ments ation ations ion ions or ors ance`)
 
 func (d *Doc) stemOf(k int) string {
 	t := &d.toks[k]
@@ -464,13 +605,21 @@ type Verdict struct {
 // States checks that the text asserts v about every cue, and asserts no other value of v's kind
 // about them: a rival value, a hedge, a conditional alternative or a denial of v fails it; a past
 // mention of another value ("moved from Thursday"), a question and somebody else's words do not.
-func (d *Doc) States(v Value, about []string) Verdict {
+func (d *Doc) States(v Value, about []string) Verdict { return d.StatesAll([]Value{v}, about) }
+
+// StatesAll checks that the text asserts every one of vs about every cue, and no other value of
+// their kinds about them. A date with a time must be stated as a pair: the time next to its day
+// (in its clause, or the clauses it continues; or the only day the text names).
+func (d *Doc) StatesAll(vs []Value, about []string) Verdict {
 	cs := d.cues(about)
-	if v.date != nil {
-		return d.statesWhen(v, cs, about)
+	if len(vs) == 1 && vs[0].Kind == Phrase {
+		return d.statesPhrase(vs[0], cs, about)
 	}
-	if v.Kind == Phrase {
-		return d.statesPhrase(v, cs, about)
+	parts := func(v *Value) []*Value {
+		if v.date != nil {
+			return []*Value{v.date, v.clock}
+		}
+		return []*Value{v}
 	}
 	var supports, rivals []*mention
 	var weak, denial *mention
@@ -478,52 +627,156 @@ func (d *Doc) States(v Value, about []string) Verdict {
 		if !d.about(m, cs) {
 			continue
 		}
-		if d.matches(&v, m) {
-			switch {
-			case m.Stance == Asserted:
-				supports = append(supports, m)
-			case m.Stance == Negated:
-				if denial == nil {
-					denial = m
-				}
-			case m.Stance == Hedged || m.Stance == Conditional:
-				if weak == nil {
-					weak = m
+		matched, rival := false, false
+		for i := range vs {
+			for _, p := range parts(&vs[i]) {
+				if d.matches(p, m) {
+					matched = true
+				} else if d.rivals(p, m) {
+					rival = true
 				}
 			}
-			continue
 		}
-		if d.rivals(&v, m) && m.Stance.puts() {
+		switch {
+		case matched && m.Stance == Asserted:
+			supports = append(supports, m)
+		case matched && m.Stance == Negated:
+			if denial == nil {
+				denial = m
+			}
+		case matched && (m.Stance == Hedged || m.Stance == Conditional):
+			if weak == nil {
+				weak = m
+			}
+		case !matched && rival && m.Stance.puts():
 			rivals = append(rivals, m)
 		}
 	}
-	var support, against *mention
-	if len(supports) > 0 {
-		support = supports[0]
-	}
-	against = denial
+	var against *mention = denial
 	for _, r := range rivals {
 		if against != nil {
 			break
 		}
-		if v.Kind == Name && d.sharesClause(r, supports) {
+		if r.Kind == Name && d.sharesClause(r, supports) {
 			continue // another person in the same clause plays another part ("Dirk covers Noor's leave")
 		}
 		against = r
 	}
-	return d.verdict(v, about, support, weak, against)
-}
-
-func (d *Doc) sharesClause(m *mention, others []*mention) bool {
-	for _, o := range others {
-		if o.Sentence == m.Sentence && d.clauseOf(o) == d.clauseOf(m) {
-			return true
+	var first *mention
+	for i := range vs {
+		v := &vs[i]
+		sup := d.supportOf(v, supports)
+		if sup == nil {
+			what := describe(*v, about)
+			if against != nil || weak != nil {
+				return d.verdict(*v, about, nil, weak, against)
+			}
+			if v.date != nil {
+				for _, m := range supports {
+					if d.matches(v.clock, m) || d.matches(v.date, m) {
+						return Verdict{Why: fmt.Sprintf("it does not state %s as one: the day and the time are not together", what)}
+					}
+				}
+			}
+			return Verdict{Why: fmt.Sprintf("it does not state %s", what)}
+		}
+		if first == nil {
+			first = sup
 		}
 	}
-	return false
+	v := vs[0]
+	if len(vs) > 1 {
+		v = Value{Kind: vs[0].Kind, Text: valueList(vs)}
+	}
+	return d.verdict(v, about, first, weak, against)
 }
 
-func (d *Doc) clauseOf(m *mention) int { return d.sents[m.Sentence].items[m.item].clause }
+// supportOf is the asserted claim among supports that states v: for a date with a time, a time
+// whose day (pairedDate) is the date.
+func (d *Doc) supportOf(v *Value, supports []*mention) *mention {
+	for _, m := range supports {
+		if v.date == nil {
+			if d.matches(v, m) {
+				return m
+			}
+			continue
+		}
+		if m.Kind != Time || !d.matches(v.clock, m) {
+			continue
+		}
+		if dm := d.pairedDate(m); dm != nil && dm.Stance == Asserted && d.matches(v.date, dm) {
+			return m
+		}
+	}
+	return nil
+}
+
+// pairedDate is the day a time is stated for: the nearest date in its clause (one before it
+// first), else in the clauses it continues, else in its sentence or its headings when they name
+// one day only, else the only day the text asserts.
+func (d *Doc) pairedDate(t *mention) *mention {
+	s := d.sents[t.Sentence]
+	ci := s.items[t.item].clause
+	nearest := func(i0, i1 int) *mention {
+		var best *mention
+		dist := 1 << 30
+		for i := i0; i < i1; i++ {
+			m := s.items[i].m
+			if m == nil || m.Kind != Date {
+				continue
+			}
+			dd := t.item - i
+			if dd < 0 {
+				dd = -dd*2 + 1
+			} else {
+				dd *= 2
+			}
+			if dd < dist {
+				best, dist = m, dd
+			}
+		}
+		return best
+	}
+	c := s.clauses[ci]
+	if m := nearest(c.i0, c.i1); m != nil {
+		return m
+	}
+	for x := c.cont; x >= 0; x = s.clauses[x].cont {
+		if m := nearest(s.clauses[x].i0, s.clauses[x].i1); m != nil {
+			return m
+		}
+	}
+	only := func(ms []*mention) *mention {
+		var one *mention
+		for _, m := range ms {
+			if m.Kind != Date || m.Stance != Asserted {
+				continue
+			}
+			if one != nil && one.Value != m.Value {
+				return nil
+			}
+			one = m
+		}
+		return one
+	}
+	var inSentence []*mention
+	for _, it := range s.items {
+		if it.m != nil {
+			inSentence = append(inSentence, it.m)
+		}
+	}
+	for _, h := range s.ctx {
+		for _, it := range d.sents[h].items {
+			if it.m != nil {
+				inSentence = append(inSentence, it.m)
+			}
+		}
+	}
+	if m := only(inSentence); m != nil {
+		return m
+	}
+	return only(d.ments)
+}
 
 func (d *Doc) verdict(v Value, about []string, support, weak, against *mention) Verdict {
 	what := describe(v, about)
@@ -550,67 +803,6 @@ func verbOf(s Stance) string {
 		return "offers, on a condition,"
 	}
 	return "states"
-}
-
-// statesWhen checks a date and a time given together: both stated in one sentence (or the time's
-// scope holds the date), about the cues, with no rival day or time.
-func (d *Doc) statesWhen(v Value, cs []cue, about []string) Verdict {
-	var dates, times []*mention
-	var weak, against *mention
-	for _, m := range d.ments {
-		if m.Kind != Date && m.Kind != Time || !d.about(m, cs) {
-			continue
-		}
-		want := v.date
-		if m.Kind == Time {
-			want = v.clock
-		}
-		if d.matches(want, m) {
-			switch {
-			case m.Stance == Asserted:
-				if m.Kind == Date {
-					dates = append(dates, m)
-				} else {
-					times = append(times, m)
-				}
-			case m.Stance == Negated:
-				if against == nil {
-					against = m
-				}
-			case m.Stance == Hedged || m.Stance == Conditional:
-				if weak == nil {
-					weak = m
-				}
-			}
-			continue
-		}
-		if d.rivals(want, m) && m.Stance.puts() && against == nil {
-			against = m
-		}
-	}
-	var support *mention
-	for _, t := range times {
-		for _, dm := range dates {
-			if dm.Sentence == t.Sentence || d.inScope(t, dm) || d.inScope(dm, t) {
-				support = t
-				break
-			}
-		}
-		if support != nil {
-			break
-		}
-	}
-	if support == nil && against == nil && weak == nil && (len(dates) > 0) != (len(times) > 0) {
-		what := "the time " + v.clock.Value
-		if len(times) > 0 {
-			what = "the day " + v.date.Value
-		}
-		return Verdict{Why: fmt.Sprintf("it does not state %s with the other (%s)", what, describe(v, about))}
-	}
-	if against != nil && against.Kind == Date && d.matches(v.date, against) || against != nil && against.Kind == Time && d.matches(v.clock, against) {
-		return Verdict{Why: fmt.Sprintf("it denies %s: %s", describe(v, about), quote(against)), Against: claimOf(against)}
-	}
-	return d.verdict(v, about, support, weak, against)
 }
 
 // inScope reports whether n lies in m's scope.
@@ -694,7 +886,7 @@ func (d *Doc) occurrences(v Value) []*occurrence {
 
 func (d *Doc) occAbout(o *occurrence, cs []cue) bool {
 	for _, c := range cs {
-		if !d.aboutOne(o.scope, func(class string) string { return d.entity(o.s, o.item, class) }, c) {
+		if !d.aboutOne(o.scope, func(class string) []string { return d.entities(o.s, o.item, class) }, c) {
 			return false
 		}
 	}
@@ -879,3 +1071,14 @@ func restate(x, y *mention) string {
 	}
 	return x.num.String()
 }
+
+func (d *Doc) sharesClause(m *mention, others []*mention) bool {
+	for _, o := range others {
+		if o.Sentence == m.Sentence && d.clauseOf(o) == d.clauseOf(m) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Doc) clauseOf(m *mention) int { return d.sents[m.Sentence].items[m.item].clause }

@@ -69,8 +69,12 @@ type Claim struct {
 	Start  int    // byte offsets in the text
 	End    int
 	Stance Stance
-	// Trigger is the word that set the stance ("" when asserted by default).
-	Trigger string
+	// Trigger is the word that set the stance ("" when asserted by default); TriggerStart and
+	// TriggerEnd its byte offsets in the text (-1 when the stance came from no word: a question
+	// mark, a quote, an alternative).
+	Trigger      string
+	TriggerStart int
+	TriggerEnd   int
 	// About is what the value is about, as the text says it: the words of its clause and of the
 	// clauses it continues, and the names it is bound to.
 	About string
@@ -125,4 +129,6 @@ type Options struct {
 	Names []KnownName
 	// IDs are identifiers of the workspace that may appear in the text ("m12", "kaas-001").
 	IDs []string
+
+	idx *index // Names and IDs compiled (indexOf)
 }

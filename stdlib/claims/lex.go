@@ -151,7 +151,7 @@ func classifyLine(src string, s, e int) line {
 		l.kind, l.reported, l.marker = lQuote, true, i+1
 	case text[0] == '|':
 		l.kind = lTable
-	case text[0] == '#':
+	case text[0] == '#' && (strings.HasPrefix(strings.TrimLeft(text, "#"), " ") || strings.Trim(text, "#") == ""):
 		j := i
 		for j < e && src[j] == '#' {
 			j++

@@ -34,11 +34,12 @@ var triggers = []trigger{
 	// Pseudo-triggers: they contain a trigger word but set nothing.
 	{"no later than", "", fwd}, {"not later than", "", fwd}, {"no earlier than", "", fwd}, {"not before", "", fwd},
 	{"not only", "", fwd}, {"no doubt", "", fwd}, {"without doubt", "", fwd}, {"not just", "", fwd},
-	{"no problem", "", fwd}, {"no more than", "", fwd}, {"not more than", "", fwd}, {"no less than", "", fwd},
+	{"no problem", "", fwd},
 	{"nothing else", "", fwd}, {"no other", "", fwd}, {"none other than", "", fwd}, {"no change", "", fwd},
 	{"no changes", "", fwd}, {"not until", "", fwd}, {"if any", "", fwd}, {"if anything", "", fwd},
 	{"as if", "", fwd}, {"even if", "", fwd}, {"whether or not", "", fwd}, {"could you", "", fwd},
-	{"would you", "", fwd}, {"can you", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
+	{"would you", "", fwd}, {"can you", "", fwd}, {"once a", "", fwd}, {"once per", "", fwd}, {"once every", "", fwd},
+	{"once more", "", fwd}, {"once again", "", fwd}, {"at once", "", fwd}, {"over the", "", fwd}, {"under the", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
 	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd},
 	{"please let me know", "", fwd}, {"i would be happy", "", fwd}, {"would be happy", "", fwd}, {"not hesitate", "", fwd},
@@ -61,23 +62,27 @@ var triggers = []trigger{
 	// Superseded (past) values: the value was true once and is not any more.
 	{"originally", Past, fwd}, {"previously", Past, fwd}, {"formerly", Past, fwd}, {"initially", Past, fwd},
 	{"no longer", Past, fwd | back}, {"not anymore", Past, back}, {"not any more", Past, back}, {"any more", Past, back},
-	{"anymore", Past, back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, fwd},
-	{"rather than", Past, fwd}, {"in place of", Past, fwd}, {"replacing", Past, fwd}, {"replaces", Past, fwd},
+	{"anymore", Past, back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, adj},
+	{"rather than", Past, adj}, {"in place of", Past, adj}, {"replacing", Past, adj}, {"replaces", Past, adj},
 	{"old", Past, fwd}, {"earlier", Past, fwd}, {"the previous", Past, fwd}, {"before the change", Past, back | fwd},
-	{"moved from", Past, fwd}, {"changed from", Past, fwd}, {"rescheduled from", Past, fwd}, {"shifted from", Past, fwd},
-	{"postponed from", Past, fwd}, {"brought forward from", Past, fwd}, {"pushed from", Past, fwd}, {"updated from", Past, fwd},
-	{"corrected from", Past, fwd}, {"raised from", Past, fwd}, {"lowered from", Past, fwd}, {"reduced from", Past, fwd},
-	{"increased from", Past, fwd}, {"was replaced", Past, back}, {"has been replaced", Past, back}, {"is outdated", Past, back},
+	{"moved from", Past, adj}, {"changed from", Past, adj}, {"rescheduled from", Past, adj}, {"shifted from", Past, adj},
+	{"postponed from", Past, adj}, {"brought forward from", Past, adj}, {"pushed from", Past, adj}, {"updated from", Past, adj},
+	{"corrected from", Past, adj}, {"raised from", Past, adj}, {"lowered from", Past, adj}, {"reduced from", Past, adj},
+	{"increased from", Past, adj}, {"up from", Past, adj}, {"down from", Past, adj}, {"compared with", Past, adj},
+	{"compared to", Past, adj}, {"versus", Past, adj}, {"vs", Past, adj}, {"up by", Past, adj}, {"down by", Past, adj},
+	{"increase of", Past, adj}, {"decrease of", Past, adj}, {"rise of", Past, adj}, {"drop of", Past, adj},
+	{"rose by", Past, adj}, {"fell by", Past, adj}, {"went up by", Past, adj}, {"went down by", Past, adj}, {"was replaced", Past, back}, {"has been replaced", Past, back}, {"is outdated", Past, back},
 	{"is out of date", Past, back}, {"is obsolete", Past, back}, {"is superseded", Past, back}, {"has changed", Past, back},
 	{"was originally", Past, fwd}, {"were originally", Past, fwd},
 
 	// Hedges: the writer does not commit to the value.
 	{"maybe", Hedged, fwd}, {"perhaps", Hedged, fwd}, {"possibly", Hedged, fwd}, {"probably", Hedged, fwd | back},
 	{"likely", Hedged, fwd}, {"unlikely", Hedged, fwd}, {"presumably", Hedged, fwd}, {"apparently", Hedged, fwd},
+	{"looks", Hedged, fwd}, {"looks like", Hedged, fwd}, {"sounds", Hedged, fwd}, {"sounds like", Hedged, fwd},
 	{"i think", Hedged, fwd | back}, {"i believe", Hedged, fwd | back}, {"i guess", Hedged, fwd | back},
 	{"i assume", Hedged, fwd | back}, {"i suppose", Hedged, fwd | back}, {"i expect", Hedged, fwd}, {"it seems", Hedged, fwd},
 	{"seems", Hedged, fwd | back}, {"seem", Hedged, fwd}, {"appears", Hedged, fwd}, {"might", Hedged, fwd | back},
-	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"can be", Hedged, fwd}, {"around", Hedged, adj},
+	{"may", Hedged, fwd}, {"could be", Hedged, fwd}, {"could also be", Hedged, fwd}, {"around", Hedged, adj},
 	{"approximately", Hedged, adj}, {"approx", Hedged, adj}, {"roughly", Hedged, adj}, {"circa", Hedged, adj},
 	{"ca", Hedged, adj}, {"nearly", Hedged, adj}, {"almost", Hedged, adj}, {"about", Hedged, adj},
 	{"or so", Hedged, back}, {"give or take", Hedged, back}, {"or thereabouts", Hedged, back}, {"not sure", Hedged, fwd | back},
@@ -85,6 +90,11 @@ var triggers = []trigger{
 	{"tbc", Hedged, back | fwd}, {"to be confirmed", Hedged, back | fwd}, {"tentatively", Hedged, fwd}, {"tentative", Hedged, fwd | back},
 	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd}, {"if i recall", Hedged, back | fwd},
 	{"if i remember", Hedged, back | fwd}, {"if i'm not mistaken", Hedged, back | fwd}, {"i'd say", Hedged, fwd}, {"somewhere", Hedged, fwd},
+	{"at most", Hedged, adj}, {"at least", Hedged, adj}, {"up to", Hedged, adj}, {"more than", Hedged, adj},
+	{"less than", Hedged, adj}, {"fewer than", Hedged, adj}, {"over", Hedged, adj}, {"under", Hedged, adj}, {"above", Hedged, adj},
+	{"below", Hedged, adj}, {"no more than", Hedged, adj}, {"not more than", Hedged, adj}, {"no less than", Hedged, adj},
+	{"not less than", Hedged, adj}, {"at the earliest", Hedged, back}, {"or more", Hedged, back}, {"or less", Hedged, back},
+	{"or later", Hedged, back}, {"or earlier", Hedged, back}, {"in the region of", Hedged, adj}, {"upwards of", Hedged, adj},
 	{"or", Hedged, 0}, // an alternative: see alternatives in the reader; "or" alone has no scope of its own
 
 	// Conditionals: true only if something else holds.
@@ -95,12 +105,19 @@ var triggers = []trigger{
 	{"failing that", Conditional, fwd}, {"if not", Conditional, fwd}, {"should it", Conditional, fwd}, {"in that case", Conditional, fwd},
 	{"as a fallback", Conditional, fwd}, {"fallback option", Conditional, fwd}, {"as a backup", Conditional, fwd}, {"backup option", Conditional, fwd},
 	{"plan b", Conditional, fwd}, {"worst case", Conditional, fwd}, {"in the worst case", Conditional, fwd},
+	{"let's assume", Conditional, fwd}, {"let us assume", Conditional, fwd}, {"suppose", Conditional, fwd},
+	{"supposing", Conditional, fwd}, {"once", Conditional, fwd}, {"as soon as", Conditional, fwd},
+
+	// Requests: "please approve" asks for a status, it does not state one.
+	{"please", Question, fwd}, {"kindly", Question, fwd},
 
 	// Reported speech: somebody else's words.
 	{"said", Reported, fwd}, {"says", Reported, fwd}, {"told", Reported, fwd}, {"wrote", Reported, fwd},
 	{"writes", Reported, fwd}, {"mentioned", Reported, fwd}, {"mentions", Reported, fwd}, {"claims", Reported, fwd},
 	{"claimed", Reported, fwd}, {"reported", Reported, fwd}, {"reports", Reported, fwd}, {"suggested", Reported, fwd},
-	{"suggests", Reported, fwd}, {"proposed", Reported, fwd}, {"proposes", Reported, fwd}, {"asked for", Reported, fwd},
+	{"suggests", Reported, fwd}, {"thinks", Reported, fwd}, {"believes", Reported, fwd}, {"assumes", Reported, fwd},
+	{"expects", Reported, fwd}, {"guesses", Reported, fwd}, {"reckons", Reported, fwd}, {"according to", Reported, fwd},
+	{"proposed", Reported, fwd}, {"proposes", Reported, fwd}, {"asked for", Reported, fwd},
 	{"asked", Reported, fwd}, {"asks", Reported, fwd}, {"requested", Reported, fwd},
 }
 
@@ -122,7 +139,8 @@ var weakPast = words(`was were`)
 // corrections start a sentence that corrects the previous one: its values are about what the
 // previous sentence was about.
 var corrections = []string{"correction", "actually", "sorry", "make that", "scratch that", "i mean", "rather",
-	"or rather", "update", "edit", "erratum", "amendment", "to be precise", "more precisely", "in fact"}
+	"or rather", "update", "edit", "erratum", "amendment", "to be precise", "more precisely", "in fact", "oops", "my mistake",
+	"apologies"}
 
 // anaphors start a clause or sentence that is about what the previous one was about.
 var anaphors = words(`it it's its that that's this these those they they're which he she them there`)
@@ -140,7 +158,7 @@ var functionWords = words(`a an the and or but so yet for nor to of in on at by 
 	might must do does did has have had here there now today tomorrow yesterday please kindly thanks
 	plus minus about around approximately roughly nearly almost up down over under between within until till
 	before after during into onto off out instead rather not no never maybe perhaps possibly probably
-	if unless otherwise alternatively i we you my our your me us`)
+	if unless otherwise alternatively my our your me us`)
 
 // abbreviations end with a period that does not end a sentence.
 var abbreviations = words(`e.g i.e etc approx ca cf vs no nr mr mrs ms dr st jan feb mar apr jun jul aug sep sept oct nov dec
@@ -157,7 +175,13 @@ type statusWord struct {
 
 var statuses = []statusWord{
 	{"approved", "approval", "approved", "approved"}, {"accepted", "approval", "approved", "approved"},
-	{"signed off", "approval", "approved", "approved"}, {"authorised", "approval", "approved", "approved"},
+	{"signed off", "approval", "approved", "approved"}, {"ok'd", "approval", "approved", "approved"},
+	{"okayed", "approval", "approved", "approved"}, {"green light", "approval", "approved", "approved"},
+	{"go-ahead", "approval", "approved", "approved"}, {"accept", "approval", "approved", "approved"},
+	{"accepts", "approval", "approved", "approved"}, {"approve", "approval", "approved", "approved"},
+	{"approves", "approval", "approved", "approved"}, {"decline", "approval", "rejected", "rejected"},
+	{"declines", "approval", "rejected", "rejected"}, {"reject", "approval", "rejected", "rejected"},
+	{"rejects", "approval", "rejected", "rejected"}, {"authorised", "approval", "approved", "approved"},
 	{"authorized", "approval", "approved", "approved"}, {"rejected", "approval", "rejected", "rejected"},
 	{"declined", "approval", "rejected", "rejected"}, {"refused", "approval", "rejected", "rejected"},
 	{"disapproved", "approval", "rejected", "rejected"}, {"pending", "approval", "pending", "pending"},
@@ -198,7 +222,8 @@ var statuses = []statusWord{
 	{"compliant", "compliance", "compliant", "compliant"}, {"non-compliant", "compliance", "non-compliant", "non-compliant"},
 	{"noncompliant", "compliance", "non-compliant", "non-compliant"},
 
-	{"on time", "punctuality", "on time", "on time"}, {"late", "punctuality", "late", "late"}, {"delayed", "punctuality", "late", "late"},
+	{"on time", "punctuality", "on time", "on time"}, {"on schedule", "punctuality", "on time", "on time"},
+	{"behind schedule", "punctuality", "late", "late"}, {"late", "punctuality", "late", "late"}, {"delayed", "punctuality", "late", "late"},
 
 	{"in stock", "stock", "in stock", "in stock"}, {"out of stock", "stock", "out of stock", "out of stock"},
 	{"sold out", "stock", "out of stock", "out of stock"},
@@ -230,6 +255,7 @@ var currencyWords = map[string]string{
 	"$": "USD", "us$": "USD", "dollar": "USD", "dollars": "USD", "usd": "USD",
 	"£": "GBP", "pound": "GBP", "pounds": "GBP", "gbp": "GBP", "sterling": "GBP",
 	"¥": "JPY", "yen": "JPY", "chf": "CHF", "francs": "CHF", "franc": "CHF",
+	"c$": "CAD", "ca$": "CAD", "a$": "AUD", "au$": "AUD", "cad": "CAD", "aud": "AUD",
 	"kr": "SEK", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN", "zł": "PLN", "zloty": "PLN",
 }
 
@@ -246,7 +272,14 @@ var durationUnits = map[string]int64{
 
 // Time zone names a time may carry, as offsets in minutes east of UTC.
 var zoneWords = map[string]int{"utc": 0, "gmt": 0, "z": 0, "cet": 60, "cest": 120, "bst": 60, "eet": 120,
-	"eest": 180, "wet": 0, "west": 60, "est": -300, "edt": -240, "cst": -360, "cdt": -300, "pst": -480, "pdt": -420}
+	"eest": 180, "wet": 0, "west": 60, "est": -300, "edt": -240, "cst": -360, "cdt": -300, "pst": -480, "pdt": -420,
+	"mst": -420, "mdt": -360, "et": -300, "ct": -360, "mt": -420, "pt": -480}
+
+// zoneNames are zones written as words before "time" ("Central time", "London time"), with their
+// standard (winter) offsets: only fixed offsets are known.
+var zoneNames = map[string]int{"eastern": -300, "central": -360, "mountain": -420, "pacific": -480, "london": 0,
+	"uk": 0, "amsterdam": 60, "rotterdam": 60, "brussels": 60, "antwerp": 60, "paris": 60, "berlin": 60, "hamburg": 60,
+	"european": 60, "cet": 60, "dutch": 60, "new york": -300, "chicago": -360}
 
 // words splits a space-separated list into a set.
 func words(s string) map[string]bool {

@@ -31,6 +31,7 @@ type Env struct {
 
 	names []KnownName
 	ids   []string
+	idx   *index
 	read  bool
 }
 
@@ -254,6 +255,10 @@ func (c *call) options(written time.Time) (Options, error) {
 			}
 		}
 		o.Names, o.IDs = e.names, e.ids
+		if e.idx == nil {
+			e.idx = indexOf(&o)
+		}
+		o.idx = e.idx
 	}
 	o.Written = written
 	extra, err := c.names()
@@ -262,6 +267,7 @@ func (c *call) options(written time.Time) (Options, error) {
 	}
 	if len(extra) > 0 {
 		o.Names = append(append([]KnownName(nil), extra...), o.Names...)
+		o.idx = nil
 	}
 	return o, nil
 }
@@ -446,7 +452,21 @@ func statementOf(c *call, fnName string, o Options) (*Statement, error) {
 		}
 		return st, nil
 	}
-	v, err := valueOf(c.arg("value"), kind, o, errf("value"))
+	arg := c.arg("value")
+	if l, ok := arg.(*starlark.List); ok && fnName == "states" {
+		if l.Len() == 0 {
+			return nil, c.errorf("value", "an empty list: give the values the text must state")
+		}
+		for i := 0; i < l.Len(); i++ {
+			v, err := valueOf(l.Index(i), kind, o, errf("value"))
+			if err != nil {
+				return nil, err
+			}
+			st.Values = append(st.Values, v)
+		}
+		return st, nil
+	}
+	v, err := valueOf(arg, kind, o, errf("value"))
 	if err != nil {
 		return nil, err
 	}
@@ -491,9 +511,9 @@ func parseFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var o Options
-	if e := envOf(th); e != nil {
-		o.Region, o.Location = e.Region, e.Location
+	o, err := (&call{fn: c.fn, th: th, p: &starargs.Table{Params: textParams}, vals: []starlark.Value{none, none}}).options(time.Time{})
+	if err != nil {
+		return nil, err
 	}
 	v, err := valueOf(c.arg("value"), kind, o, func(f string, a ...any) error { return c.errorf("value", f, a...) })
 	if err != nil {
@@ -517,9 +537,9 @@ func denyFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
 }
 
 func newStatement(c *call, fnName string) (starlark.Value, error) {
-	var o Options
-	if e := envOf(c.th); e != nil {
-		o.Region, o.Location = e.Region, e.Location
+	o, err := (&call{fn: c.fn, th: c.th, p: &starargs.Table{Params: textParams}, vals: []starlark.Value{none, none}}).options(time.Time{})
+	if err != nil {
+		return nil, err
 	}
 	st, err := statementOf(c, fnName, o)
 	if err != nil {
@@ -548,7 +568,7 @@ func (s *Statement) Check(d *Doc) Verdict {
 	case "states_only":
 		return d.StatesOnly(s.Kind, s.Values, s.About)
 	}
-	return d.States(s.Values[0], s.About)
+	return d.StatesAll(s.Values, s.About)
 }
 
 // run checks the statement on text and tells the episode's recorder.
@@ -588,6 +608,9 @@ func (s *Statement) String() string {
 		return fmt.Sprintf("Every %s the text puts forward%s is one of %s (none other, not even as an alternative or a condition).", kindName(s.Kind), about, valueList(s.Values))
 	}
 	v := s.Values[0]
+	if len(s.Values) > 1 {
+		return fmt.Sprintf("The text states each of %s%s, and no other value of their kinds%s: not as an alternative, a hedge or a condition (a past value named as past is fine).", valueList(s.Values), about, about)
+	}
 	if v.Kind == Phrase {
 		return fmt.Sprintf("The text states %s%s, without denying or hedging it.", valueWords(v), about)
 	}

@@ -122,5 +122,8 @@ func wordNumber(toks []tok, i, lim int) (int, int, bool) {
 	if v == 100 {
 		return 0, i, false // "hundred" alone
 	}
+	if j < lim && v < 100 && (toks[j].low == "dozen" || toks[j].low == "hundred") {
+		return v * numberWords[toks[j].low], j + 1, true // "two dozen", "three hundred"
+	}
 	return v, j, true
 }

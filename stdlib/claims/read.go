@@ -1,9 +1,13 @@
 package claims
 
 import (
+	"hash/maphash"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Doc is a text as the reader understood it: its sentences, clauses and claims.
@@ -19,6 +23,7 @@ type Doc struct {
 	ments    []*mention
 	names    map[string][]alias
 	ids      map[string][]knownID
+	x        *index
 	r        *rules
 }
 
@@ -67,6 +72,8 @@ type item struct {
 	clause  int
 	stance  Stance
 	trigger string
+	trigS   int // the byte span of the trigger word(s), -1 when none
+	trigE   int
 }
 
 // clause is a run of items between clause breaks.
@@ -74,6 +81,7 @@ type clause struct {
 	i0, i1   int
 	paren    bool
 	greeting bool   // "Hi Mehmet," "Thanks, Dana": says who is addressed, not what a value is about
+	anchor   int    // for a bracket, the clause it stands after (its names are the bracket\'s)
 	start    string // the word or punctuation that began it ("" for the first)
 	own      bool   // has a subject of its own
 	cont     int    // the clause it continues, -1
@@ -97,8 +105,8 @@ func read(text string, opt Options) *Doc {
 		d.today = time.Date(w.Year(), w.Month(), w.Day(), 0, 0, 0, 0, time.UTC)
 		d.hasClock = true
 	}
-	d.indexNames()
-	d.indexIDs()
+	d.x = indexOf(&d.opt)
+	d.names, d.ids = d.x.names, d.x.ids
 	d.lines, d.toks = lex(text)
 	d.spans = rawSpans(text)
 	d.segment()
@@ -115,6 +123,7 @@ func read(text string, opt Options) *Doc {
 		d.clauses(s)
 		d.stances(s)
 	}
+	d.corrections()
 	d.bind()
 	return d
 }
@@ -165,6 +174,17 @@ func rawSpans(src string) []rawSpan {
 				out = append(out, rawSpan{s, e, Email})
 				i = e - 1
 			}
+		case src[i] == '/' && (i == 0 || strings.ContainsRune(" \t\n(\"'`[", rune(src[i-1]))) && isPath(src[i:]):
+			// a file path: "/events/2026-01-15-offsite/agenda.md" names a file, not a day
+			e := i
+			for e < len(src) && src[e] > ' ' && src[e] != '"' && src[e] != '`' && src[e] != ')' && src[e] != ']' {
+				e++
+			}
+			for e > i && strings.ContainsRune(".,;:!?'", rune(src[e-1])) {
+				e--
+			}
+			out = append(out, rawSpan{i, e, ""})
+			i = e - 1
 		case (src[i] == 'h' || src[i] == 'w') && (strings.HasPrefix(src[i:], "http://") || strings.HasPrefix(src[i:], "https://") || strings.HasPrefix(src[i:], "www.")):
 			e := i
 			for e < len(src) && src[e] > ' ' && src[e] != '<' && src[e] != '>' && src[e] != '"' {
@@ -181,6 +201,24 @@ func rawSpans(src string) []rawSpan {
 	return out
 }
 
+// isPath reports whether s starts with a file path: "/" then a name, and another "/" or an
+// extension before the next white space.
+func isPath(s string) bool {
+	e := 1
+	for e < len(s) && s[e] > ' ' {
+		e++
+	}
+	p := strings.TrimRight(s[:e], ".,;:!?)'\"")
+	if len(p) < 3 || !(p[1] >= 'a' && p[1] <= 'z' || p[1] >= 'A' && p[1] <= 'Z' || p[1] >= '0' && p[1] <= '9' || p[1] == '_' || p[1] == '.') {
+		return false
+	}
+	if strings.Count(p, "/") >= 2 {
+		return true
+	}
+	dot := strings.LastIndexByte(p, '.')
+	return dot > 1 && dot < len(p)-1 && len(p)-dot <= 5
+}
+
 // spanAt returns the raw span that starts at byte offset s.
 func (d *Doc) spanAt(s int) (rawSpan, bool) {
 	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].e > s })
@@ -192,33 +230,93 @@ func (d *Doc) spanAt(s int) (rawSpan, bool) {
 
 // ---- names and ids ----
 
+// index is what the reader knows of the names and ids of a workspace, compiled once and shared by
+// every reading with the same names and ids.
+type index struct {
+	key     uint64 // a hash of the names and ids
+	names   map[string][]alias
+	ids     map[string][]knownID
+	classes map[string]NameClass
+	known   []KnownName
+}
+
 var legalSuffixes = words(`b.v bv n.v nv gmbh ltd ltd. inc inc. llc plc sa s.a ag co corp bvba sarl srl oy ab as a/s kg`)
 
-// indexNames builds the aliases of the known names: the key and the aliases given; for a person
+// indexOf is the compiled index of opt's names and ids (from a small cache).
+func indexOf(opt *Options) *index {
+	if opt.idx != nil {
+		return opt.idx
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, n := range opt.Names {
+		h.WriteString(n.Key)
+		h.WriteByte(1)
+		h.WriteString(string(n.Class))
+		for _, a := range n.Aliases {
+			h.WriteByte(2)
+			h.WriteString(a)
+		}
+		h.WriteByte(0)
+	}
+	h.WriteByte(3)
+	for _, id := range opt.IDs {
+		h.WriteString(id)
+		h.WriteByte(0)
+	}
+	key := h.Sum64()
+	indexCache.Lock()
+	x, ok := indexCache.m[key]
+	indexCache.Unlock()
+	if !ok {
+		x = buildIndex(opt.Names, opt.IDs)
+		x.key = key
+		indexCache.Lock()
+		if len(indexCache.m) >= 64 {
+			indexCache.m = map[uint64]*index{}
+		}
+		indexCache.m[key] = x
+		indexCache.Unlock()
+	}
+	opt.idx = x
+	return x
+}
+
+var indexCache = struct {
+	sync.Mutex
+	m map[uint64]*index
+}{m: map[uint64]*index{}}
+
+// buildIndex builds the aliases of the known names: the key and the aliases given; for a person
 // with several words, the first and the last word alone; for a company, the name without a
-// leading article or a legal suffix. An alias that two names share is dropped, unless it is the
-// whole key of one of them.
-func (d *Doc) indexNames() {
+// leading article or a legal suffix, and its first word. An alias that two names share is
+// dropped, unless it is the whole key of one of them.
+func buildIndex(names []KnownName, ids []string) *index {
+	x := &index{names: map[string][]alias{}, ids: map[string][]knownID{}, classes: map[string]NameClass{}, known: names}
+	for _, n := range names {
+		if _, ok := x.classes[n.Key]; !ok {
+			x.classes[n.Key] = n.Class
+		}
+	}
 	type cand struct {
 		text  string
 		key   string
-		class NameClass
 		whole bool
 	}
 	var cands []cand
-	for _, n := range d.opt.Names {
+	for _, n := range names {
 		if n.Key == "" {
 			continue
 		}
-		cands = append(cands, cand{n.Key, n.Key, n.Class, true})
+		cands = append(cands, cand{n.Key, n.Key, true})
 		for _, a := range n.Aliases {
-			cands = append(cands, cand{a, n.Key, n.Class, true})
+			cands = append(cands, cand{a, n.Key, true})
 		}
 		ws := strings.Fields(n.Key)
 		switch n.Class {
 		case Person:
 			if len(ws) >= 2 {
-				cands = append(cands, cand{ws[0], n.Key, n.Class, false}, cand{ws[len(ws)-1], n.Key, n.Class, false})
+				cands = append(cands, cand{ws[0], n.Key, false}, cand{ws[len(ws)-1], n.Key, false})
 			}
 		case Company:
 			core := ws
@@ -231,10 +329,10 @@ func (d *Doc) indexNames() {
 				}
 			}
 			if len(core) < len(ws) {
-				cands = append(cands, cand{strings.Join(core, " "), n.Key, n.Class, false})
+				cands = append(cands, cand{strings.Join(core, " "), n.Key, false})
 			}
 			if len(core) > 1 && len(core[0]) >= 4 {
-				cands = append(cands, cand{core[0], n.Key, n.Class, false}) // "Tulpen" for "Tulpen Retail"
+				cands = append(cands, cand{core[0], n.Key, false}) // "Tulpen" for "Tulpen Retail"
 			}
 		}
 	}
@@ -247,10 +345,11 @@ func (d *Doc) indexNames() {
 		}
 		keysOf[k][c.key] = true
 		if c.whole {
-			whole[k] = c.key
+			if _, ok := whole[k]; !ok {
+				whole[k] = c.key
+			}
 		}
 	}
-	d.names = map[string][]alias{}
 	seen := map[string]bool{}
 	for _, c := range cands {
 		k := strings.ToLower(c.text)
@@ -270,14 +369,23 @@ func (d *Doc) indexNames() {
 		if len(ws) == 0 {
 			continue
 		}
-		class := c.class
-		for _, n := range d.opt.Names {
-			if n.Key == key {
-				class = n.Class
-			}
-		}
-		d.names[ws[0]] = append(d.names[ws[0]], alias{words: ws, key: key, class: class})
+		x.names[ws[0]] = append(x.names[ws[0]], alias{words: ws, key: key, class: x.classes[key]})
 	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		_, toks := lex(id)
+		if len(toks) == 0 {
+			continue
+		}
+		ws := make([]string, len(toks))
+		for i, t := range toks {
+			ws[i] = t.low
+		}
+		x.ids[ws[0]] = append(x.ids[ws[0]], knownID{id: id, toks: ws})
+	}
+	return x
 }
 
 // phraseWords are the token keys of a phrase, without hyphens: what matchWords compares.
@@ -293,29 +401,9 @@ func phraseWords(p string) []string {
 	return out
 }
 
-func (d *Doc) indexIDs() {
-	d.ids = map[string][]knownID{}
-	for _, id := range d.opt.IDs {
-		if id == "" {
-			continue
-		}
-		_, toks := lex(id)
-		if len(toks) == 0 {
-			continue
-		}
-		ws := make([]string, len(toks))
-		for i, t := range toks {
-			ws[i] = t.low
-		}
-		d.ids[ws[0]] = append(d.ids[ws[0]], knownID{id: id, toks: ws})
-	}
-}
-
 func (d *Doc) nameClass(key string) NameClass {
-	for _, n := range d.opt.Names {
-		if n.Key == key {
-			return n.Class
-		}
+	if c, ok := d.x.classes[key]; ok {
+		return c
 	}
 	return Other
 }
@@ -491,10 +579,6 @@ func (d *Doc) markCont(s *sentence) {
 		s.cont = true
 		return
 	}
-	if t.kind == tNum {
-		s.cont = true
-		return
-	}
 	for _, c := range corrections {
 		if d.startsWith(s.t0, s.t1, c) {
 			s.cont, s.corr = true, true
@@ -571,6 +655,10 @@ func (d *Doc) clauses(s *sentence) {
 			continue
 		}
 		t := d.toks[it.t0]
+		if (t.low == ":" || t.low == ",") && !t.sp && it.t0 > 0 && it.t0+1 < len(d.toks) && d.toks[it.t0-1].kind == tNum &&
+			d.toks[it.t0+1].kind == tNum && !d.toks[it.t0+1].sp {
+			continue // "1:1", "3,5": inside a token, not between clauses
+		}
 		switch {
 		case t.low == "," || t.low == ":" || t.low == ";" || t.low == "—" || t.low == "|" ||
 			((t.low == "-" || t.low == "–") && t.sp && i+1 < len(s.items) && d.toks[s.items[i+1].t0].sp):
@@ -601,9 +689,16 @@ func (d *Doc) clauses(s *sentence) {
 			c.cont = -1
 			continue
 		}
+		if c.start == ":" && s.clauses[ci-1].start != ":" && d.shortValue(s, *c) {
+			c.own, c.cont = false, ci-1 // "Strongest region: north": the value of its label
+			continue
+		}
 		c.own = d.ownSubject(s, c)
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
+		}
+		if c.paren && c.start == "(" {
+			c.anchor = ci - 1 // a bracket is about what stands before it: "VF-403 (new ETA 15:00)"
 		}
 	}
 }
@@ -630,6 +725,13 @@ func (d *Doc) isGreeting(s *sentence, c *clause) bool {
 	return n > 0 && n <= 4
 }
 
+// personalPronouns are subjects of their own; alternativeStarts start a clause that is about what
+// the one before it is about, whatever its subject ("…, or we could do 16:15").
+var (
+	personalPronouns  = words(`i we you he she they`)
+	alternativeStarts = words(`or otherwise alternatively else nor`)
+)
+
 // determiners may stand before a clause's subject.
 var determiners = words(`the a an our your their his her its my this that these those each every all both`)
 
@@ -646,8 +748,21 @@ func (d *Doc) ownSubject(s *sentence, c *clause) bool {
 			return false
 		}
 		w := d.toks[it.t0].low
+		if i == c.i0 && alternativeStarts[w] {
+			return false // an alternative is about what the clause before it is about
+		}
+		if i == c.i0 {
+			for _, cw := range clauseCorrections {
+				if d.startsWith(it.t0, s.t1, cw) {
+					return false // a correction is about what it corrects
+				}
+			}
+		}
 		if i == c.i0 && clauseBreaks[w] {
 			continue
+		}
+		if personalPronouns[w] {
+			return true
 		}
 		if determiners[w] && i+1 < c.i1 && s.items[i+1].word && s.items[i+1].m == nil {
 			continue
@@ -664,14 +779,17 @@ func (d *Doc) ownSubject(s *sentence, c *clause) bool {
 
 // stances sets the stance of every item of a sentence.
 func (d *Doc) stances(s *sentence) {
+	ts, te := -1, -1 // the byte span of the trigger being applied
 	set := func(i int, st Stance, trig string) {
 		it := &s.items[i]
 		if it.stance == "" || stancePriority[st] > stancePriority[it.stance] {
 			it.stance, it.trigger = st, trig
+			it.trigS, it.trigE = ts, te
 		}
 	}
 	for i := range s.items {
 		s.items[i].stance = Asserted
+		s.items[i].trigS, s.items[i].trigE = -1, -1
 	}
 	// reported: quoted mail, quotation marks
 	if d.lines[d.toks[s.t0].line].reported {
@@ -703,7 +821,9 @@ func (d *Doc) stances(s *sentence) {
 		if tr == nil {
 			it := s.items[i]
 			if hasNow && it.m == nil && weakPast[d.toks[it.t0].low] {
+				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
+				ts, te = -1, -1
 			}
 			continue
 		}
@@ -713,12 +833,18 @@ func (d *Doc) stances(s *sentence) {
 			i = end - 1
 			continue
 		}
-		if t.stance == Reported && !d.reportingSubject(s, i) {
+		if t.stance == Reported && t.words == "according to" {
+			if !d.personAt(s, end) {
+				i = end - 1
+				continue
+			}
+		} else if t.stance == Reported && !d.reportingSubject(s, i) {
 			i = end - 1
 			continue
 		}
 		name := t.words
 		c := s.clauses[s.items[i].clause]
+		ts, te = d.toks[s.items[i].t0].s, d.toks[s.items[end-1].t1-1].e
 		switch {
 		case t.stance == Reported:
 			// to the end of the sentence, up to a terminator; a short reporting clause after a
@@ -737,6 +863,9 @@ func (d *Doc) stances(s *sentence) {
 				}
 			}
 		case t.dir&adj != 0:
+			if t.stance == Hedged && end < len(s.items) && s.items[end].m != nil && !measured(s.items[end].m.Kind) {
+				break // "about INV-2041", "under Dirk's name": no bound on an id or a name
+			}
 			if end < len(s.items) && s.items[end].m != nil {
 				set(end, t.stance, name)
 			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
@@ -762,11 +891,45 @@ func (d *Doc) stances(s *sentence) {
 		}
 		i = end - 1
 	}
+	ts, te = -1, -1
+	d.futureStatuses(s, set)
 	d.changes(s, hasChange, set)
 	d.alternatives(s, set)
 	for i := range s.items {
 		if m := s.items[i].m; m != nil {
 			m.Stance, m.Trigger = s.items[i].stance, s.items[i].trigger
+			m.TriggerStart, m.TriggerEnd = s.items[i].trigS, s.items[i].trigE
+		}
+	}
+}
+
+// futureWords before a status say it does not hold yet ("will be approved", "should be paid").
+var futureWords = [][]string{{"will", "be"}, {"should", "be"}, {"to", "be"}, {"going", "to", "be"}, {"expected", "to", "be"},
+	{"due", "to", "be"}, {"will", "get"}, {"would", "be"}, {"gets"}, {"will"}, {"to", "get"}}
+
+// futureStatuses hedges a status said to come ("INV-2041 will be approved"): it is not one yet.
+func (d *Doc) futureStatuses(s *sentence, set func(int, Stance, string)) {
+	for i, it := range s.items {
+		if it.m == nil || it.m.Kind != Status {
+			continue
+		}
+		for _, fw := range futureWords {
+			j := i - len(fw)
+			if j < 0 {
+				continue
+			}
+			ok := true
+			for k, w := range fw {
+				x := s.items[j+k]
+				if x.m != nil || d.toks[x.t0].low != w {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				set(i, Hedged, strings.Join(fw, " "))
+				break
+			}
 		}
 	}
 }
@@ -868,7 +1031,7 @@ func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
 // openers are conditional triggers that make a whole sentence conditional when it starts with
 // them ("If the truck is late, the cut-off is 16:15"), and the clause before them when they follow
 // it without a comma ("the cut-off is 16:15 if you go via Antwerp").
-var openers = words(`if unless assuming`)
+var openers = words(`if unless assuming once suppose supposing`)
 
 var fallbacks = words(`otherwise alternatively failing`)
 
@@ -910,6 +1073,12 @@ func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int
 // a person's name, a pronoun, a role or a capitalised word; not "I" or "we", and not a document
 // ("the sheet says 14:30" is the writer's own statement).
 func (d *Doc) reportingSubject(s *sentence, i int) bool {
+	// "As Dirk said, …" endorses what follows
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		if it := s.items[j]; it.m == nil && d.toks[it.t0].low == "as" {
+			return false
+		}
+	}
 	for j := i - 1; j >= 0 && j >= i-3; j-- {
 		it := s.items[j]
 		if !it.word {
@@ -930,6 +1099,33 @@ func (d *Doc) reportingSubject(s *sentence, i int) bool {
 		}
 		t := d.toks[it.t0]
 		return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !anaphors[w]
+	}
+	return false
+}
+
+// personAt reports whether item i names a person: a known person, a pronoun, or a capitalised
+// word that is not a document's ("according to Dirk", not "according to the sheet").
+func (d *Doc) personAt(s *sentence, i int) bool {
+	if i >= len(s.items) {
+		return false
+	}
+	it := s.items[i]
+	if it.m != nil {
+		return it.m.Kind == Name && d.nameClass(it.m.nameKey) == Person
+	}
+	t := d.toks[it.t0]
+	switch t.low {
+	case "him", "her", "them", "he", "she", "they":
+		return true
+	}
+	return t.kind == tWord && d.src[t.s] >= 'A' && d.src[t.s] <= 'Z' && !determiners[t.low]
+}
+
+// measured reports whether a kind can be bounded or approximated ("about 14%", "up to 3 days").
+func measured(k Kind) bool {
+	switch k {
+	case Number, Count, Money, Percent, Duration, Time, Date:
+		return true
 	}
 	return false
 }
@@ -981,7 +1177,7 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 			j := x + 1
 			if j < len(s.items) && s.items[j].m == nil && (d.toks[s.items[j].t0].low == "to" || d.toks[s.items[j].t0].low == "until" || d.toks[s.items[j].t0].low == "till") {
 				y := d.nextMention(s, j+1, 3)
-				if y < 0 || s.items[y].m.Kind != s.items[x].m.Kind {
+				if y < 0 || family(s.items[y].m.Kind) != family(s.items[x].m.Kind) {
 					continue
 				}
 				if k := s.items[x].m.Kind; hasChange || (k != Time && k != Date) {
@@ -1041,8 +1237,14 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 					words++
 				}
 			}
-			same := family(x.Kind) == family(y.Kind)
-			if x.Kind == Number && (y.Kind == Percent || y.Kind == Money || y.Kind == Count) && rng && len(between) <= 2 {
+			same := family(x.Kind) == family(y.Kind) || x.Kind == Duration && y.Kind == Duration
+			if x.Kind == Number && (y.Kind == Percent || y.Kind == Money || y.Kind == Count || y.Kind == Duration) && rng && len(between) <= 2 {
+				if y.Kind == Duration {
+					// "2-3 days": the first number in the second's unit
+					if n, err := decimal.NewFromString(strings.ReplaceAll(digitsOf(y.Text), ",", ".")); err == nil && !n.IsZero() {
+						x.num = x.num.Mul(y.num.Div(n))
+					}
+				}
 				x.Kind, x.unit = y.Kind, y.unit
 				x.Value = restate(x, y)
 				same = true
@@ -1057,7 +1259,7 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				case or:
 					set(prev, Hedged, "or")
 					set(i, Hedged, "or")
-				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "":
+				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "" && px != Past:
 					set(prev, Hedged, "range")
 					set(i, Hedged, "range")
 				}
@@ -1075,6 +1277,109 @@ func family(k Kind) Kind {
 		return Number
 	}
 	return k
+}
+
+// corrections supersede: a sentence that starts with a correction ("Correction: 14:30", "Sorry,
+// I mean 14:30") and asserts a value makes the values of that kind its previous sentence asserted
+// past.
+func (d *Doc) corrections() {
+	for _, s := range d.sents {
+		if !s.corr || s.prev < 0 {
+			continue
+		}
+		kinds := map[Kind]bool{}
+		for _, it := range s.items {
+			if it.m != nil && it.m.Stance == Asserted {
+				kinds[family(it.m.Kind)] = true
+			}
+		}
+		if len(kinds) == 0 {
+			continue
+		}
+		p := d.sents[s.prev]
+		for i := range p.items {
+			if m := p.items[i].m; m != nil && kinds[family(m.Kind)] && m.Stance.puts() {
+				m.Stance, m.Trigger, m.TriggerStart, m.TriggerEnd = Past, "correction", d.toks[s.t0].s, d.toks[s.t0].e
+				p.items[i].stance = Past
+			}
+		}
+	}
+	// within a sentence: "16:15 – sorry, 14:30", "16:15, I mean 14:30"
+	for _, s := range d.sents {
+		for ci := 1; ci < len(s.clauses); ci++ {
+			c := s.clauses[ci]
+			corr := false
+			for _, w := range clauseCorrections {
+				if d.startsWith(s.items[c.i0].t0+boolInt(!s.items[c.i0].word), s.t1, w) {
+					corr = true
+				}
+			}
+			if !corr {
+				continue
+			}
+			for i := c.i0; i < len(s.items); i++ {
+				m := s.items[i].m
+				if m == nil || m.Stance != Asserted {
+					continue
+				}
+				for k := 0; k < c.i0; k++ {
+					if p := s.items[k].m; p != nil && family(p.Kind) == family(m.Kind) && p.Stance.puts() {
+						p.Stance, p.Trigger = Past, "correction"
+						s.items[k].stance = Past
+					}
+				}
+				break
+			}
+		}
+	}
+}
+
+// clauseCorrections start a clause that corrects the one before it.
+var clauseCorrections = []string{"sorry", "i mean", "correction", "make that", "or rather", "rather", "actually", "no wait", "scratch that"}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// shortValue reports whether a clause is a short value of a label before it (at most three words,
+// no pronoun): "north", "Dock 4", "the Maas room".
+func (d *Doc) shortValue(s *sentence, c clause) bool {
+	n := 0
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		n++
+		if it.m == nil && personalPronouns[d.toks[it.t0].low] {
+			return false
+		}
+	}
+	return n <= 3
+}
+
+// bare reports whether a clause is only a value or a name, perhaps with a conjunction or a
+// determiner: a conjunct ("VF-403", "and INV-2042").
+func (d *Doc) bare(s *sentence, c clause) bool {
+	n, vals := 0, 0
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if !it.word {
+			continue
+		}
+		if it.m != nil {
+			vals++
+			continue
+		}
+		if w := d.toks[it.t0].low; w == "and" || w == "or" || determiners[w] || w == "both" {
+			continue
+		}
+		n++
+	}
+	return vals > 0 && n == 0
 }
 
 // ---- binding ----
@@ -1118,6 +1423,11 @@ func (d *Doc) bind() {
 func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	var out []span
 	ci := s.items[at].clause
+	// a bare conjunct shares the predicate that follows it: "VF-403 and VF-405 are delayed"
+	for x := ci; !own && x+1 < len(s.clauses) && s.clauses[x+1].cont == x && d.bare(s, s.clauses[x]); x++ {
+		c := s.clauses[x+1]
+		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+	}
 	first := false
 	for ci >= 0 {
 		c := s.clauses[ci]
@@ -1137,9 +1447,12 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		hs := d.sents[h]
 		out = append(out, span{hs.t0, hs.t1})
 	}
-	for _, c := range s.children {
-		cs := d.sents[c]
-		out = append(out, span{cs.t0, cs.t1})
+	if s.items[at].m != nil && s.items[at].m.Kind == Status {
+		// a status in a heading is said of the items under it ("Approved:" over a list)
+		for _, c := range s.children {
+			cs := d.sents[c]
+			out = append(out, span{cs.t0, cs.t1})
+		}
 	}
 	if (first || s.corr) && s.cont && s.prev >= 0 && !own {
 		p := d.sents[s.prev]
@@ -1161,6 +1474,12 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 	c := s.clauses[ci]
 	if k := d.nearest(s, c.i0, c.i1, at, class); k != "" {
 		return k
+	}
+	if c.paren && c.start == "(" && c.anchor >= 0 && c.anchor < ci {
+		a := s.clauses[c.anchor]
+		if k := d.nearest(s, a.i0, a.i1, at, class); k != "" {
+			return k
+		}
 	}
 	first := ci == 0
 	for x := c.cont; x >= 0; x = s.clauses[x].cont {

@@ -54,8 +54,8 @@ type Rule struct {
 func Rules() []Rule {
 	var out []Rule
 	group := map[Stance]string{"": "pseudo-trigger (sets nothing)", Negated: "negation", Past: "superseded (past)",
-		Hedged: "hedge", Conditional: "conditional", Reported: "reported speech"}
-	for _, st := range []Stance{Negated, Past, Hedged, Conditional, Reported, ""} {
+		Hedged: "hedge", Conditional: "conditional", Reported: "reported speech", Question: "request (a question)"}
+	for _, st := range []Stance{Negated, Past, Hedged, Conditional, Question, Reported, ""} {
 		for _, t := range triggers {
 			if t.stance != st {
 				continue
@@ -127,8 +127,9 @@ type cacheEntry struct {
 
 var seed = maphash.MakeSeed()
 
-// optKey is a stable description of the options, for the cache.
-func optKey(o Options) string {
+// optKey is a stable description of the options, for the cache: the clock, the zone, the region
+// and the hash of the names and ids.
+func optKey(o *Options) string {
 	var b strings.Builder
 	if !o.Written.IsZero() {
 		b.WriteString(o.Written.UTC().Format(time.RFC3339Nano))
@@ -140,26 +141,13 @@ func optKey(o Options) string {
 	}
 	b.WriteByte('|')
 	b.WriteString(o.Region)
-	for _, n := range o.Names {
-		b.WriteString("|n:")
-		b.WriteString(n.Key)
-		b.WriteByte('/')
-		b.WriteString(string(n.Class))
-		for _, a := range n.Aliases {
-			b.WriteByte('/')
-			b.WriteString(a)
-		}
-	}
-	for _, id := range o.IDs {
-		b.WriteString("|i:")
-		b.WriteString(id)
-	}
+	fmt.Fprintf(&b, "|%x", indexOf(o).key)
 	return b.String()
 }
 
 // cached returns the reading of text under opt, from the cache when it was read before.
 func cached(text string, opt Options) *Doc {
-	ok := optKey(opt)
+	ok := optKey(&opt)
 	var h maphash.Hash
 	h.SetSeed(seed)
 	h.WriteString(text)

@@ -138,8 +138,8 @@ func (sc *scanner) skipAttached(i int) int {
 func (sc *scanner) attachedID(i int) int {
 	d := sc.d
 	t := sc.tok(i)
-	if t == nil || t.kind != tWord || !isUpperASCII(d.src[t.s:t.e]) || t.e-t.s > 6 {
-		return i
+	if t == nil || t.kind != tWord || !isUpperASCII(d.src[t.s:t.e]) || t.e-t.s > 6 || isCurrencyCode(d.src[t.s:t.e]) {
+		return i // "EUR1240" is money
 	}
 	j := i + 1
 	if n := sc.tok(j); n != nil && !n.sp && n.low == "-" {
@@ -223,6 +223,21 @@ func (sc *scanner) isoDate(i int) int {
 		m := sc.add(Date, i, j, day.Format("2006-01-02"))
 		m.day = day
 		if k := sc.clockAt(j+1, true); k > j+1 {
+			// an offset after the time ("+01:00", "-05:00") belongs to it
+			if o := sc.low(k); (o == "+" || o == "-") && sc.attached(k) {
+				if h := sc.tok(k + 1); h != nil && h.kind == tNum && sc.attached(k+1) {
+					k += 2
+					if sc.low(k) == ":" && sc.attached(k) {
+						if m := sc.tok(k + 1); m != nil && m.kind == tNum && sc.attached(k+1) {
+							k += 2
+						}
+					}
+					if t := sc.out[len(sc.out)-1]; t.Kind == Time {
+						t.t1, t.End = k, sc.d.toks[k-1].e
+						t.Text = sc.d.src[t.Start:t.End]
+					}
+				}
+			}
 			return k
 		}
 		return j
@@ -437,6 +452,17 @@ func (sc *scanner) wordDate(i int) int {
 				sub := &scanner{d: sc.d, t0: i, t1: sc.t1}
 				if end := sub.finishDate(k, e3, year, mo, atoi(n.low), wd); end > k {
 					return sc.withWeekday(i, end, sub.out[len(sub.out)-1], wd)
+				}
+			}
+		}
+		// "Carnival Tuesday (17 February)": the date in brackets says which Tuesday
+		if sc.low(j) == "(" {
+			if n := sc.tok(j + 1); n != nil && (n.kind == tNum || n.kind == tWord) {
+				sub := &scanner{d: sc.d, t0: j + 1, t1: sc.t1}
+				for _, f := range []func(int) int{sub.isoDate, sub.numericDate, sub.dayMonth, sub.wordDate} {
+					if e := f(j + 1); e > j+1 && len(sub.out) > 0 && sub.out[len(sub.out)-1].Kind == Date && sc.low(e) == ")" {
+						return sc.withWeekday(i, e+1, sub.out[len(sub.out)-1], wd)
+					}
 				}
 			}
 		}
@@ -834,6 +860,11 @@ func (sc *scanner) bareRange(i int) int {
 		sc.addTime(i+2, k, h2, 0, "end", nil)
 		return k
 	}
+	if n := sc.tok(j); n != nil && n.kind == tWord && !(n.low == "h" || n.low == "hrs" || n.low == "uhr") {
+		if _, _, ok := sc.zoneAt(j); !ok {
+			return i // "from 12 to 14 crates" counts crates
+		}
+	}
 	if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" || sc.timeContext(i, j) {
 		if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" {
 			j++
@@ -868,32 +899,54 @@ func (sc *scanner) timeContext(i, j int) bool {
 	return ok
 }
 
-// zone reads a zone name after a time ("UTC", "CET", "(CET)"), in minutes east of UTC.
+// zone reads a zone after a time ("UTC", "CET", "(CET)", "PT", "Central time", "London time"), in
+// minutes east of UTC.
 func (sc *scanner) zone(j int) *int {
+	off, _, ok := sc.zoneAt(j)
+	if !ok {
+		return nil
+	}
+	return &off
+}
+
+// zoneAt reads a zone at token j: its offset and the token after it.
+func (sc *scanner) zoneAt(j int) (int, int, bool) {
 	k := j
 	if sc.low(k) == "(" {
 		k++
 	}
-	if t := sc.tok(k); t != nil && t.kind == tWord {
-		if off, ok := zoneWords[t.low]; ok && (t.low != "z" || !t.sp) {
-			return &off
-		}
+	t := sc.tok(k)
+	if t == nil || t.kind != tWord {
+		return 0, j, false
 	}
-	return nil
+	end := func(e int) int {
+		if sc.low(e) == "time" {
+			e++
+		}
+		if k > j && sc.low(e) == ")" {
+			e++
+		}
+		return e
+	}
+	if off, ok := zoneWords[t.low]; ok && (t.low != "z" || !t.sp) && (len(t.low) > 2 || isUpperASCII(sc.d.src[t.s:t.e])) {
+		return off, end(k + 1), true
+	}
+	if off, ok := zoneNames[t.low+" "+sc.low(k+1)]; ok && sc.low(k+2) == "time" {
+		return off, end(k + 2), true
+	}
+	if off, ok := zoneNames[t.low]; ok && sc.low(k+1) == "time" {
+		return off, end(k + 1), true
+	}
+	return 0, j, false
 }
 
-// zoneEnd skips a zone name after a time.
+// zoneEnd skips a zone after a time.
 func (sc *scanner) zoneEnd(j int) int {
-	if sc.zone(j) == nil {
+	_, e, ok := sc.zoneAt(j)
+	if !ok {
 		return j
 	}
-	if sc.low(j) == "(" {
-		if sc.low(j+2) == ")" {
-			return j + 3
-		}
-		return j + 2
-	}
-	return j + 1
+	return e
 }
 
 func (sc *scanner) addTime(i, j, h, m int, role string, zone *int) {
@@ -1050,8 +1103,11 @@ func (sc *scanner) quantity(i int) int {
 		if !ok {
 			return i
 		}
+		if sc.low(n.end) == ":" && sc.attached(n.end) && sc.tok(n.end+1) != nil && sc.tok(n.end+1).kind == tNum && sc.attached(n.end+1) {
+			return n.end + 2 // "1:1", "3:2": a ratio or a score, no number
+		}
 		val, end = n.val, n.end
-		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) {
+		if n.digits == 4 && !n.grouped && n.frac == 0 && !isQuantityFollower(sc, end) && sc.yearContext(i, end) {
 			if y := val.IntPart(); y >= 1900 && y <= 2200 {
 				return end // a year
 			}
@@ -1094,8 +1150,8 @@ func (sc *scanner) quantity(i int) int {
 		return i
 	}
 	val, end = sc.scale(val, end, false)
-	// money after the number: "1240 euros", "1.240,00 €", "1,240 EUR"
-	if code, k := sc.currency(end); code != "" && (!isWord || true) {
+	// money after the number: "1240 euros", "1.240,00 €", "1,240 EUR"; not "18 Euro pallets"
+	if code, k := sc.currency(end); code != "" && !sc.euroPallet(end, k) {
 		m := sc.add(Money, i, k, code+" "+val.StringFixed(moneyDigits(code)))
 		m.num, m.unit = val, code
 		return k
@@ -1135,16 +1191,28 @@ func (sc *scanner) quantity(i int) int {
 	}
 	// a count: "18 pallets", "two other offers"
 	k := end
-	if countAdjectives[sc.low(k)] {
+	if countAdjectives[sc.low(k)] || sc.euroPallet(k, k+1) {
+		k++
+	}
+	if sc.low(k) == "-" && sc.attached(k) {
 		k++
 	}
 	if u := sc.tok(k); u != nil && u.kind == tWord && len(u.low) >= 2 && !unitStop[u.low] && !functionWords[u.low] &&
 		!isMonthOrDay(u.low) && durationUnits[u.low] == 0 {
 		if _, cur := currencyWords[u.low]; !cur {
 			unit := singular(u.key)
-			m := sc.add(Count, i, k+1, val.String()+" "+unit)
+			e := k + 1
+			// a compound of two nouns: "9 pallet places", "3 loading slots"
+			if n := sc.tok(e); n != nil && n.kind == tWord && strings.HasSuffix(n.low, "s") && len(n.low) > 3 &&
+				!unitStop[n.low] && !functionWords[n.low] && !isMonthOrDay(n.low) && durationUnits[n.low] == 0 && !strings.HasSuffix(u.low, "s") {
+				if _, isStatus := sc.d.r.statusIndex[n.key]; !isStatus {
+					unit += " " + singular(n.key)
+					e++
+				}
+			}
+			m := sc.add(Count, i, e, val.String()+" "+unit)
 			m.num, m.unit = val, unit
-			return k + 1
+			return e
 		}
 	}
 	if isWord {
@@ -1153,6 +1221,42 @@ func (sc *scanner) quantity(i int) int {
 	m := sc.add(Number, i, end, val.String())
 	m.num = val
 	return end
+}
+
+// euroPallet reports whether the currency word at j (ending at k) names the EUR pallet, a kind
+// of pallet: "18 Euro pallets", "18 EUR-pallets".
+func (sc *scanner) euroPallet(j, k int) bool {
+	w := sc.low(j)
+	if w != "euro" && w != "eur" {
+		return false
+	}
+	if sc.low(k) == "-" {
+		k++
+	}
+	n := sc.tok(k)
+	return n != nil && (n.key == "pallet" || n.key == "pallets")
+}
+
+// yearWords before or after a four-digit number make it a year ("in 2026", "Q3 2026", "the 2026
+// tariffs", "December 2025", "FY 2026").
+var yearWords = words(`in since until till by of from to the our this next last fy year q1 q2 q3 q4 h1 h2 financial fiscal during before after for`)
+
+// yearContext reports whether the number at i..end is a year by its neighbours: a year word or a
+// month before it, or a word glued to a quarter ("Q3"); a number alone ("Total: 2000") is no year.
+func (sc *scanner) yearContext(i, end int) bool {
+	prev := sc.low(i - 1)
+	if yearWords[prev] || isMonthOrDay(prev) {
+		return true
+	}
+	if t := sc.tok(i - 1); t != nil && t.kind == tNum && sc.low(i-2) == "q" {
+		return true // "Q3 2026"
+	}
+	for _, m := range months {
+		if len(prev) >= 3 && strings.HasPrefix(m, prev) {
+			return true
+		}
+	}
+	return false
 }
 
 // isQuantityFollower reports whether the token at j makes the number before it a quantity.
@@ -1189,7 +1293,7 @@ func (sc *scanner) scale(v decimal.Decimal, j int, money bool) (decimal.Decimal,
 		if code, _ := sc.currency(j + 1); code != "" || money {
 			mul = 1000000
 		}
-	case "million":
+	case "million", "mln", "mio":
 		mul = 1000000
 	case "bn", "billion":
 		mul = 1000000000
@@ -1207,8 +1311,19 @@ func (sc *scanner) currency(i int) (string, int) {
 	if t == nil {
 		return "", i
 	}
-	if t.low == "us" && sc.low(i+1) == "$" && sc.attached(i+1) {
-		return "USD", i + 2
+	if sc.low(i+1) == "$" && sc.attached(i+1) {
+		switch t.low {
+		case "us":
+			return "USD", i + 2
+		case "c", "ca", "can":
+			return "CAD", i + 2
+		case "a", "au":
+			return "AUD", i + 2
+		case "nz":
+			return "NZD", i + 2
+		case "hk":
+			return "HKD", i + 2
+		}
 	}
 	if code, ok := currencyWords[t.low]; ok {
 		if t.kind == tWord && len(t.low) == 3 && !isUpperASCII(sc.d.src[t.s:t.e]) && t.low != "eur" && t.low != "usd" {
