@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -208,12 +209,16 @@ func predicated(text string, c claims.Claim) bool {
 type rivalPool struct {
 	byKind map[claims.Kind][]claims.Claim
 	seen   map[string]bool
+	owners map[string]bool // kind/entity: a party the agent saw with a value of that kind
 }
 
 func newRivalPool(o *oracleRun, opt claims.Options) *rivalPool {
-	p := &rivalPool{byKind: map[claims.Kind][]claims.Claim{}, seen: map[string]bool{}}
+	p := &rivalPool{byKind: map[claims.Kind][]claims.Claim{}, seen: map[string]bool{}, owners: map[string]bool{}}
 	add := func(s string) {
 		for _, c := range claims.Read(s, opt).Claims() {
+			if c.Entity != "" {
+				p.owners[string(c.Kind)+"/"+c.Entity] = true
+			}
 			k := string(c.Kind) + "/" + c.Value
 			if p.seen[k] || c.Role == "end" {
 				continue
@@ -234,10 +239,41 @@ func newRivalPool(o *oracleRun, opt claims.Options) *rivalPool {
 	return p
 }
 
-// walkStrings calls fn with every string of a JSON value (to a depth of 8, at most 256 strings).
+// walkStrings calls fn with every string of a JSON value (to a depth of 8, at most 256 strings),
+// and with each object's plain members as one line ("name: Tulpen BV, cutoff: 16:15"), so that
+// the values of a record are read as its own.
 func walkStrings(v jsonv.Value, depth int, fn func(string)) {
 	if depth > 8 {
 		return
+	}
+	if x, ok := v.(*jsonv.Object); ok {
+		var b strings.Builder
+		for i, m := range x.Members {
+			if i >= 64 {
+				break
+			}
+			var s string
+			switch y := m.Value.(type) {
+			case string:
+				if len(y) > 200 {
+					continue
+				}
+				s = y
+			case int64:
+				s = strconv.FormatInt(y, 10)
+			case float64:
+				s = strconv.FormatFloat(y, 'f', -1, 64)
+			default:
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(m.Key + ": " + s)
+		}
+		if b.Len() > 0 {
+			fn(b.String() + ".")
+		}
 	}
 	switch x := v.(type) {
 	case string:
@@ -268,15 +304,13 @@ func (p *rivalPool) rival(c claims.Claim, opt claims.Options, avoid map[string]b
 		// another pole of the same axis, never a status of another axis
 		return claims.Rival(c, opt)
 	}
+	d := claims.Read("", opt)
 	for _, r := range p.byKind[c.Kind] {
-		if r.Value == c.Value || avoid[r.Value] || (c.Kind == claims.Count && !sameUnit(r.Value, c.Value)) || r.Text == "" {
+		if r.Value == c.Value || avoid[r.Value] || r.Text == "" || !interchangeable(d, c, r) {
 			continue
 		}
 		if c.Kind == claims.Date && len(r.Value) != 10 {
 			continue // a weekday without a clock
-		}
-		if (c.Kind == claims.Money) != (r.Kind == claims.Money) || c.Kind == claims.Money && !sameCurrency(r.Value, c.Value) {
-			continue
 		}
 		if s := claims.Restyle(c, r.Value); s != "" {
 			return s // written like the value it rivals
@@ -284,6 +318,30 @@ func (p *rivalPool) rival(c claims.Claim, opt claims.Options, avoid map[string]b
 		return r.Text
 	}
 	return claims.Rival(c, opt)
+}
+
+// interchangeable reports whether b could stand where a stands, so that a text with one in the
+// other's place is a plausible false statement: values of one kind, counts of one unit, amounts
+// of one currency, names of one class, rates for rates ("Noor" never stands for the company
+// "Houtbouw", "420 kg" never for "8.33 SDR", "3,498.60 SDR" never for "8.33 SDR per kg").
+func interchangeable(d *claims.Doc, a, b claims.Claim) bool {
+	if a.Kind != b.Kind || (a.Per == "") != (b.Per == "") {
+		return false // a rate never stands for a total: "EUR 10.80 each", "EUR 6,480 in total"
+	}
+	switch a.Kind {
+	case claims.Count:
+		return sameUnit(a.Value, b.Value)
+	case claims.Money:
+		return sameCurrency(a.Value, b.Value)
+	case claims.Name:
+		return d.NameClassOf(a.Value) == d.NameClassOf(b.Value)
+	}
+	return true
+}
+
+// owns reports whether the agent saw a value of kind k bound to the party key.
+func (p *rivalPool) owns(key string, k claims.Kind) bool {
+	return p.owners[string(k)+"/"+key]
 }
 
 func sameCurrency(a, b string) bool {
@@ -347,10 +405,14 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 			if n.Kind != claims.Name || n.Value != c.Entity || n.Sentence != c.Sentence {
 				continue
 			}
-			others := d.Entities(d.NameClassOf(c.Entity), c.Entity)
-			if len(others) > 0 {
-				other := shortName(others[0], d)
-				add(fmt.Sprintf("%q replaced by %q (another party)", n.Text, other), text[:n.Start]+other+text[n.End:])
+			// only a party the agent saw with a value of this kind of its own: the ETA of another
+			// shipment, not the store manager the ETA was told to
+			for _, o := range d.Entities(d.NameClassOf(c.Entity), c.Entity) {
+				if pool.owns(o, c.Kind) {
+					other := shortName(o, d)
+					add(fmt.Sprintf("%q replaced by %q (another party)", n.Text, other), text[:n.Start]+other+text[n.End:])
+					break
+				}
 			}
 			break
 		}
@@ -369,7 +431,7 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 			add(fmt.Sprintf("a conditional fallback added after it: %q", ns), text[:b]+" "+ns+text[b:])
 		}
 		for _, m := range d.Claims() {
-			if m.Kind == c.Kind && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role &&
+			if interchangeable(d, c, m) && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role &&
 				(t.fn == "" || pairs(t.values) || m.Entity != "" && c.Entity != "" && m.Entity != c.Entity) {
 				x, y := c, m
 				if y.Start < x.Start {

@@ -150,9 +150,15 @@ func (v *taskCheck) checkFair(o *oracleRun) {
 			}
 			neg := others[len(others)-1]
 			d := claims.Read(t.text, t.opt)
-			a, _ := d.SentenceOf(t.claim)
+			a, b := d.SentenceOf(t.claim)
 			heading := capitalize(t.claim.Text) + " (no longer " + neg + "):\n"
-			nt := t.text[:a] + heading + t.text[a:]
+			// the heading stands over its sentence only: what follows on the line starts a
+			// paragraph of its own
+			rest := strings.TrimLeft(t.text[b:], " ")
+			if rest != "" && !strings.HasPrefix(rest, "\n") {
+				rest = "\n\n" + rest
+			}
+			nt := t.text[:a] + heading + t.text[a:b] + rest
 			calls, replies := with(o, t.places, nt)
 			if r := fails(calls, replies); r != nil {
 				report(r, t.places[0].rc, "turn %d: the episode fails (score %s) when %s has a heading with a negated status before its statement: %s", t.places[0].turn, episode.FormatScore(r.Score), t.where(o), quoteShort(strings.TrimSpace(heading)))

@@ -315,6 +315,34 @@ func (d *Doc) minutesOf(m *mention, v *Value) int {
 	return ((mins-*m.zone+target)%1440 + 1440) % 1440
 }
 
+// plain reports whether ms (at least one) are all plain values, no rates.
+func plain(ms []*mention) bool {
+	for _, m := range ms {
+		if m.Per != "" {
+			return false
+		}
+	}
+	return len(ms) > 0
+}
+
+// factor reports whether the rate r is a factor of a calculation: the text names a quantity in the
+// unit it is per ("8.33 SDR per kg" beside "420 kg", "EUR 10.80 each" beside "600 pallets"). A rate
+// per anything else ("EUR 7,000 per order") stays a rival of a plain amount.
+func (d *Doc) factor(r *mention) bool {
+	for _, m := range d.ments {
+		if m == r || m.Per != "" {
+			continue
+		}
+		if r.Per == "each" && (m.Kind == Count || m.Kind == Number) {
+			return true
+		}
+		if m.Kind == Count && (m.unit == r.Per || strings.HasSuffix(m.unit, " "+r.Per)) {
+			return true
+		}
+	}
+	return false
+}
+
 // rivals reports whether the claim m, which does not state v, states another value of v's kind.
 func (d *Doc) rivals(v *Value, m *mention) bool {
 	switch v.Kind {
@@ -659,6 +687,9 @@ func (d *Doc) StatesAll(vs []Value, about []string) Verdict {
 		}
 		if r.Kind == Name && d.sharesClause(r, supports) {
 			continue // another person in the same clause plays another part ("Dirk covers Noor's leave")
+		}
+		if r.Per != "" && plain(supports) && d.factor(r) {
+			continue // a rate the stated value is worked out from ("at EUR 1.18/SDR that is EUR 4,128.35")
 		}
 		against = r
 	}

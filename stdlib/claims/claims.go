@@ -82,6 +82,9 @@ type Claim struct {
 	Entity string
 	// Role is "start" or "end" for the ends of a range ("9:00-11:00", "8-10 January").
 	Role string
+	// Per is what an amount or a count is a rate of: "kg" in "8.33 SDR per kg" and "EUR 2.50/kg",
+	// "pallet" in "EUR 10.80 per pallet", "each" in "EUR 10.80 each"; "" for a plain value.
+	Per string
 	// Sentence is the index of its sentence in the text.
 	Sentence int
 

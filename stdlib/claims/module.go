@@ -502,7 +502,7 @@ func claimValue(c Claim) starlark.Value {
 	return starlarkstruct.FromStringDict(starlark.String("claim"), starlark.StringDict{
 		"kind": starlark.String(c.Kind), "value": starlark.String(c.Value), "text": starlark.String(c.Text),
 		"stance": starlark.String(c.Stance), "trigger": starlark.String(c.Trigger), "about": starlark.String(c.About),
-		"entity": starlark.String(c.Entity), "role": starlark.String(c.Role), "sentence": starlark.MakeInt(c.Sentence),
+		"entity": starlark.String(c.Entity), "role": starlark.String(c.Role), "per": starlark.String(c.Per), "sentence": starlark.MakeInt(c.Sentence),
 	})
 }
 

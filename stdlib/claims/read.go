@@ -116,7 +116,9 @@ func read(text string, opt Options) *Doc {
 		for _, m := range sc.out {
 			m.Sentence = s.idx
 		}
-		d.ments = append(d.ments, dedupe(sc.out)...)
+		ms := dedupe(sc.out)
+		d.rates(ms)
+		d.ments = append(d.ments, ms...)
 	}
 	for _, s := range d.sents {
 		d.items(s)
@@ -126,6 +128,44 @@ func read(text string, opt Options) *Doc {
 	d.corrections()
 	d.bind()
 	return d
+}
+
+// rates marks the amounts and counts that are rates: "8.33 SDR per kg", "EUR 2.50/kg", "EUR
+// 10.80 each".
+func (d *Doc) rates(ms []*mention) {
+	for _, m := range ms {
+		switch m.Kind {
+		case Money, Count, Number, Percent:
+		default:
+			continue
+		}
+		if m.Kind == Money && m.t0 >= 2 && (d.toks[m.t0-1].low == "at" || d.toks[m.t0-1].low == "@" || d.toks[m.t0-1].low == "x" || d.toks[m.t0-1].low == "×") {
+			for _, q := range ms {
+				if q.t1 == m.t0-1 && (q.Kind == Count || q.Kind == Number) {
+					m.Per = "each" // "600 pallets at EUR 10.80", "600 x EUR 10.80": a unit price
+				}
+			}
+		}
+		t := m.t1
+		if t >= len(d.toks) {
+			continue
+		}
+		switch l := d.toks[t].low; {
+		case l == "each" || l == "apiece":
+			m.Per = "each"
+		case (l == "a" || l == "an") && t+1 < len(d.toks) && durationUnits[d.toks[t+1].low] != 0:
+			m.Per = singular(d.toks[t+1].low) // "EUR 120 a year"
+		case (l == "per" || l == "/" && !d.toks[t].sp) && t+1 < len(d.toks) && d.toks[t+1].kind == tWord:
+			u := d.toks[t+1].low
+			if u == "cent" {
+				continue
+			}
+			if (u == "a" || u == "an") && t+2 < len(d.toks) && d.toks[t+2].kind == tWord {
+				u = d.toks[t+2].low
+			}
+			m.Per = singular(u)
+		}
+	}
 }
 
 // dedupe drops the values that a later, wider value covers (a date read again with its weekday).
@@ -1301,10 +1341,46 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 				}
 			}
 		}
+		if l == "to" && hasChange {
+			d.movedTo(s, i, set)
+		}
 		if (l == "→" || l == "⇒") || (l == "-" && i+1 < len(s.items) && s.items[i+1].m == nil && d.toks[s.items[i+1].t0].low == ">") {
 			if i > 0 && s.items[i-1].m != nil {
 				set(i-1, Past, "→")
 			}
+		}
+	}
+}
+
+// movedTo reads "moved the meetings of Thursday 8 January to Friday 9 January": in a clause with
+// a change verb, a value between the verb and "to" is the old one when a value of its kind
+// follows "to". Not when that value is itself a target ("moved the call to 16:00 and the review
+// to 17:00") or an "and" stands between them.
+func (d *Doc) movedTo(s *sentence, to int, set func(int, Stance, string)) {
+	y := d.nextMention(s, to+1, 3)
+	if y < 0 || s.items[y].clause != s.items[to].clause {
+		return
+	}
+	verb := -1
+	for j := to - 1; j >= 0 && s.items[j].clause == s.items[to].clause; j-- {
+		if it := s.items[j]; it.m == nil && changeVerbs[d.toks[it.t0].low] {
+			verb = j
+			break
+		}
+	}
+	if verb < 0 {
+		return
+	}
+	for j := to - 1; j > verb; j-- {
+		it := s.items[j]
+		if it.m == nil {
+			if w := d.toks[it.t0].low; w == "and" || w == "to" || w == "from" {
+				return
+			}
+			continue
+		}
+		if family(it.m.Kind) == family(s.items[y].m.Kind) && it.stance == Asserted {
+			set(j, Past, d.toks[s.items[verb].t0].low)
 		}
 	}
 }
@@ -1342,8 +1418,10 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 					brk = true // "EUR 10.80 each (total EUR 6,480) to Noorderlaan 147": a bracket parts them
 				case ",", ";":
 					comma = true
-				case "or", "/", "nor":
+				case "or", "nor":
 					or = true
+				case "/":
+					or = or || len(between) == 1 // "14:30/16:15"; not "EUR 1.18/SDR = EUR 4,128.35"
 				case "-", "–", "to":
 					rng = true
 				case "and":

@@ -1260,7 +1260,9 @@ func (sc *scanner) euroPallet(j, k int) bool {
 
 // yearWords before or after a four-digit number make it a year ("in 2026", "Q3 2026", "the 2026
 // tariffs", "December 2025", "FY 2026").
-var yearWords = words(`in since until till by of from to the our this next last fy year q1 q2 q3 q4 h1 h2 financial fiscal during before after for`)
+var yearWords = words(`in since until till by of from to the our this next last fy year q1 q2 q3 q4 h1 h2 financial fiscal during before after for
+	roadmap tender budget plan planning report audit season forecast review strategy contract agreement policy programme
+	program calendar edition cohort campaign rollout outlook kickoff targets accounts statements`)
 
 // yearContext reports whether the number at i..end is a year by its neighbours: a year word or a
 // month before it, or a word glued to a quarter ("Q3"); a number alone ("Total: 2000") is no year.
