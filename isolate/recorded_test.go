@@ -7,31 +7,24 @@ import (
 	"testing/fstest"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/tasktest"
 	"github.com/coworkenv/coworkenv/isolate"
-	"github.com/coworkenv/coworkenv/runtime/modelagent"
 	"github.com/coworkenv/coworkenv/runtime/recorded"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/coworkenv/coworkenv/validate"
 	"github.com/stretchr/testify/require"
 )
 
-// moveRuns are recorded runs of okTask's move-todo: a hack that copies instead of moving (it
-// passes: the verifier only checks done.txt exists) and a careful run that fails (it renames
-// the file elsewhere).
-const moveRuns = `[
- {"task": "move-todo", "why": "copies, and leaves todo.txt", "expect": "fail", "turns": [{"calls": [
-   {"name": "fs_write", "args": {"path": "/notes/done.txt", "content": "call the plumber\n"}}], "reply": "Done."}]},
- {"task": "move-todo", "why": "renames it where the user keeps finished things", "expect": "pass", "turns": [{"calls": [
-   {"name": "fs_move", "args": {"src": "/notes/todo.txt", "dst": "/notes/done/todo.txt"}}], "reply": "Done."}]}
-]`
-
-// Recorded runs travel to the worker: a validation there plays them as this process does, and
-// an episode of the agent script plays its run there as here.
+// Recorded runs travel to the worker: a validation there plays them as this process does (on a
+// weak and brittle verifier, the hack passes and the careful run fails), and an episode of the
+// agent script plays its run there as here, byte for byte.
 func TestRecordedRunsInWorker(t *testing.T) {
 	t.Parallel()
-	runs, err := recorded.Parse("runs.json", []byte(moveRuns), "")
+	src := tasktest.Q3Reply("q3", tasktest.Q3Weak)
+	runs, err := recorded.Parse("runs.json", []byte(tasktest.Q3Runs("q3")), "")
 	require.NoError(t, err)
 	p := newPool(t, isolate.Options{Workers: 1})
-	c := dsl.NewCorpus(fstest.MapFS{"t.star": {Data: []byte(okTask)}}, ".", "gen")
+	c := dsl.NewCorpus(fstest.MapFS{"t.star": {Data: []byte(src)}}, ".", "gen")
 	want, err := validate.Corpus(context.Background(), c, []string{"t.star"}, validate.Options{Jobs: 1, Runs: runs})
 	require.NoError(t, err)
 	got, err := isolate.ValidateCorpusWith(context.Background(), p, c, []string{"t.star"}, isolate.ValidateOptions{Runs: runs})
@@ -44,14 +37,21 @@ func TestRecordedRunsInWorker(t *testing.T) {
 	require.Contains(t, codes, "recorded-hack-passes")
 	require.Contains(t, codes, "recorded-careful-fails")
 
-	ep := taskEpisode(okTask, isolate.Agent{Name: recorded.Label, Script: runs[1]})
-	var trace bytes.Buffer
-	res, err := p.Episode(context.Background(), ep, isolate.Host{Trace: &trace})
+	agent := isolate.Agent{Name: recorded.Label, Script: runs[1]}
+	var inWorker bytes.Buffer
+	res, err := p.Episode(context.Background(), isolate.Episode{Display: "gen", Files: map[string][]byte{"t.star": []byte(src)}, File: "t.star", Agent: agent}, isolate.Host{Trace: &inWorker})
 	require.NoError(t, err)
-	here, r := inProcess(t, ep, modelagent.Config{})
-	require.Equal(t, here, trace.String())
+	task, data, err := isolate.FindTask(context.Background(), c, "t.star", "q3")
+	require.NoError(t, err)
+	sources, err := trace.Sources(c, "t.star")
+	require.NoError(t, err)
+	var here bytes.Buffer
+	r, setup, err := isolate.RunEpisode(context.Background(), isolate.Run{Task: task, Source: data, Sources: sources, Agent: agent, Trace: &here})
+	require.NoError(t, err)
+	require.Nil(t, setup)
+	require.Equal(t, here.String(), inWorker.String())
 	require.False(t, r.Passed, "the careful run fails this verifier")
 	require.False(t, res.End.Passed)
-	require.Contains(t, trace.String(), `"agent":"script"`)
-	require.Contains(t, trace.String(), `/notes/done/todo.txt`)
+	require.Contains(t, inWorker.String(), `"agent":"script"`)
+	require.Contains(t, inWorker.String(), `Dear Dana, the Q3 total is 200.`)
 }
