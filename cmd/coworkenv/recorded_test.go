@@ -112,6 +112,9 @@ func TestRunScriptPlaysTheRecordedRuns(t *testing.T) {
 		assert.Equal(t, 2, code)
 		assert.Contains(t, errs, fmt.Sprintf("--trace: %d runs are played, each an episode; pick one with --run N", len(runs)))
 	}
+	code, _, errs = cli(t, "run", task, "--script", chatHacks, "--run", fmt.Sprint(last.N), "--trace", chatHacks)
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "coworkenv run: --trace: "+chatHacks+" is also an input; write the output elsewhere\n", errs, "the runs file is an input")
 	code, _, errs = cli(t, "run", task, "--agent", "script")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "--agent script needs --script FILE")

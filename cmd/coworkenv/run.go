@@ -81,13 +81,14 @@ func (o *runOptions) args(pos []string) error {
 
 func runRun(o *runOptions) error {
 	stderr := o.stderr
+	inputs := append(taskFiles([]string{o.task}), o.script)
 	if o.trace != "" {
-		if err := checkOutput("--trace", o.trace, outputFile, taskFiles([]string{o.task})...); err != nil {
+		if err := checkOutput("--trace", o.trace, outputFile, inputs...); err != nil {
 			return usage(err)
 		}
 	}
 	if o.report != "" {
-		err := checkOutput("--report", o.report, outputFile, taskFiles([]string{o.task})...)
+		err := checkOutput("--report", o.report, outputFile, inputs...)
 		if err == nil && o.trace != "" && sameOutput(o.report, o.trace) {
 			err = fmt.Errorf("--report: %s is also the --trace file; write the report elsewhere", o.report)
 		}

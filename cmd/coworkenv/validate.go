@@ -84,7 +84,7 @@ func runValidate(o *validateOptions) error {
 		return err
 	}
 	if o.report != "" {
-		if err := checkOutput("--report", o.report, outputFile, o.paths...); err != nil {
+		if err := checkOutput("--report", o.report, outputFile, append(o.paths, o.runs...)...); err != nil {
 			return usage(err)
 		}
 	}
