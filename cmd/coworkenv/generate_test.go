@@ -176,6 +176,7 @@ func TestGenerateStopsWhenTheModelFails(t *testing.T) {
 }
 
 func TestValidateIsolate(t *testing.T) {
+	t.Parallel() // no outcome races a clock (below)
 	if genRaceBuild {
 		t.Skip("memory limits under the race detector")
 	}
