@@ -400,7 +400,10 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 	}
 	// another party: the name the value is bound to, replaced in its sentence by another of its
 	// class, when the verifier's statement does not name a party of that class
-	if c.Entity != "" && t.fn == "states" && !namesAny(d, t.about) {
+	// A person is not attacked for a day or a time: the people beside a meeting's day attend it,
+	// they do not own it ("we confirm Tuesday 20 January, with Mehmet").
+	if c.Entity != "" && t.fn == "states" && !namesAny(d, t.about) &&
+		!(d.NameClassOf(c.Entity) == claims.Person && (c.Kind == claims.Date || c.Kind == claims.Time)) {
 		for _, n := range d.Claims() {
 			if n.Kind != claims.Name || n.Value != c.Entity || n.Sentence != c.Sentence {
 				continue

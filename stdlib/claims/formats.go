@@ -256,7 +256,13 @@ func Rival(c Claim, opt Options) string {
 		if v.GreaterThan(decimal.NewFromInt(100)) {
 			w = v.Mul(decimal.NewFromFloat(1.1)).Round(0)
 		}
-		return strings.Replace(c.Text, digitsOf(c.Text), restyleNumber(digitsOf(c.Text), w), 1)
+		ds := digitsOf(c.Text)
+		if ds == "" {
+			// a number in words ("two files"): the figure in its place
+			_, rest, _ := strings.Cut(c.Text, " ")
+			return strings.TrimSpace(w.String() + " " + rest)
+		}
+		return strings.Replace(c.Text, ds, restyleNumber(ds, w), 1)
 	case Duration:
 		return "2 hours"
 	case Status:
