@@ -469,3 +469,27 @@ func plural(unit string, n decimal.Decimal) string {
 	}
 	return unit + "s"
 }
+
+// Interchangeable reports whether b could stand where a stands, so that a text with one in the
+// other's place is a plausible false statement: values of one kind, counts of one unit, amounts
+// of one currency, ids of one series, names of one class, statuses of one axis, rates for rates
+// ("Noor" never stands for the company "Houtbouw", "420 kg" never for "8.33 SDR", "VF-88318" never
+// for "CN-2026-0001", "3,498.60 SDR" never for "8.33 SDR per kg").
+func (d *Doc) Interchangeable(a, b Claim) bool {
+	if a.Kind != b.Kind || (a.Per == "") != (b.Per == "") {
+		return false
+	}
+	switch a.Kind {
+	case Count:
+		return sameCountUnit(a.unit, b.unit) && a.unit != "" && b.unit != "" || a.unit == b.unit
+	case Money:
+		return a.unit == b.unit
+	case ID:
+		return idSeries(a.Value) == idSeries(b.Value)
+	case Name:
+		return d.NameClassOf(a.Value) == d.NameClassOf(b.Value)
+	case Status:
+		return a.axis == b.axis
+	}
+	return true
+}

@@ -68,7 +68,7 @@ var triggers = []trigger{
 	// Superseded (past) values: the value was true once and is not any more.
 	{"originally", Past, fwd}, {"previously", Past, fwd}, {"formerly", Past, fwd}, {"initially", Past, fwd},
 	{"no longer", Past, fwd | back}, {"not anymore", Past, back}, {"not any more", Past, back}, {"any more", Past, back},
-	{"anymore", Past, back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, adj},
+	{"anymore", Past, back}, {"last year", Past, fwd | back}, {"last month", Past, fwd | back}, {"last quarter", Past, fwd | back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, adj},
 	{"rather than", Past, adj}, {"in place of", Past, adj}, {"replacing", Past, adj}, {"replaces", Past, adj},
 	{"old", Past, fwd}, {"earlier", Past, fwd}, {"the previous", Past, fwd}, {"before the change", Past, back | fwd},
 	{"moved from", Past, adj}, {"changed from", Past, adj}, {"rescheduled from", Past, adj}, {"shifted from", Past, adj},
@@ -149,7 +149,7 @@ var corrections = []string{"correction", "actually", "sorry", "make that", "scra
 	"apologies"}
 
 // anaphors start a clause or sentence that is about what the previous one was about.
-var anaphors = words(`it it's its that that's this these those they they're which he she them there`)
+var anaphors = words(`it it's its that that's this these those they they're their which he she them there her his him`)
 
 // clauseBreaks are the words that start a new clause within a sentence.
 var clauseBreaks = words(`but however although though whereas while yet so because since and or if unless

@@ -130,9 +130,20 @@ func read(text string, opt Options) *Doc {
 	return d
 }
 
-// rates marks the amounts and counts that are rates: "8.33 SDR per kg", "EUR 2.50/kg", "EUR
-// 10.80 each".
+// rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
+// 10.80 each") and the parts of a whole ("3 of the 48 racks").
 func (d *Doc) rates(ms []*mention) {
+	// "3 of the 48 racks", "81 of 88": a part and its whole
+	for k := 0; k+1 < len(ms); k++ {
+		x, y := ms[k], ms[k+1]
+		if (x.Kind != Count && x.Kind != Number) || (y.Kind != Count && y.Kind != Number) || x.Role != "" || y.Role != "" {
+			continue
+		}
+		t := x.t1
+		if t < len(d.toks) && d.toks[t].low == "of" && (y.t0 == t+1 || y.t0 == t+2 && d.toks[t+1].low == "the") {
+			x.Role, y.Role = "part", "whole"
+		}
+	}
 	for _, m := range ms {
 		switch m.Kind {
 		case Money, Count, Number, Percent:
@@ -619,6 +630,28 @@ func (d *Doc) markCont(s *sentence) {
 		s.cont = true
 		return
 	}
+	for k, n := s.t0+1, 0; k < s.t1 && n < 4; k++ {
+		if d.toks[k].kind != tWord {
+			break
+		}
+		n++
+		if w := d.toks[k].low; (w == "her" || w == "him" || w == "his") && d.anaphor(k) {
+			s.cont = true // "You can reach her at …": about whom the previous sentence names
+			return
+		}
+	}
+	if openers[t.low] {
+		// "If Dirk is back in time, it stays on Thursday": the main clause's anaphor
+		for k := s.t0 + 1; k+1 < s.t1; k++ {
+			if d.toks[k].low == "," {
+				if d.anaphor(k + 1) {
+					s.cont = true
+					return
+				}
+				break
+			}
+		}
+	}
 	for _, c := range corrections {
 		if d.startsWith(s.t0, s.t1, c) {
 			s.cont, s.corr = true, true
@@ -887,8 +920,8 @@ func (d *Doc) stances(s *sentence) {
 	for _, it := range s.items {
 		if it.m == nil && it.word {
 			w := d.toks[it.t0].low
-			if nowWords[w] {
-				nowIn[it.clause] = true
+			if nowWords[w] && (w != "before" || it.t0+1 >= len(d.toks) || d.toks[it.t0+1].kind == tPunct) {
+				nowIn[it.clause] = true // "it was Wednesday before", not "45 min before the unit recovered"
 			}
 			if changeVerbs[w] {
 				hasChange = true
@@ -931,7 +964,7 @@ func (d *Doc) stances(s *sentence) {
 				i = end - 1
 				continue
 			}
-		} else if t.stance == Reported && !d.reportingSubject(s, i) {
+		} else if t.stance == Reported && (!d.reportingSubject(s, i) || nounlike[t.words] && d.reportNoun(s, end)) {
 			i = end - 1
 			continue
 		}
@@ -961,6 +994,16 @@ func (d *Doc) stances(s *sentence) {
 			}
 			if end < len(s.items) && s.items[end].m != nil {
 				set(end, t.stance, name)
+				// "instead of Wednesday 14 January at 16:00": the day's time goes with it
+				k := end + 1
+				if k < len(s.items) && s.items[k].m == nil && (d.toks[s.items[k].t0].low == "at" || d.toks[s.items[k].t0].low == ",") {
+					k++
+				}
+				if x, y := s.items[end].m, k < len(s.items) && s.items[k].m != nil; y {
+					if z := s.items[k].m; (x.Kind == Date && z.Kind == Time) || (x.Kind == Time && z.Kind == Date) {
+						set(k, t.stance, name)
+					}
+				}
 			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
 				set(end+1, t.stance, name)
 			}
@@ -1096,7 +1139,15 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 		return // the trigger ended its clause
 	}
 	n := 0
-	for j := i; j < len(s.items) && s.items[j].clause == ci; j++ {
+	for j := i; j < len(s.items); j++ {
+		if s.items[j].clause != ci {
+			// "did not post or send the password": a negation covers the verb joined by "or"
+			c := s.clauses[s.items[j].clause]
+			if st != Negated || c.own || (c.start != "or" && c.start != "nor") {
+				return
+			}
+			ci = s.items[j].clause
+		}
 		it := s.items[j]
 		if it.m == nil && terminators[d.toks[it.t0].low] {
 			return
@@ -1203,6 +1254,26 @@ func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int
 			set(k, Conditional, t.words)
 		}
 	}
+}
+
+// nounlike are the reporting words that are nouns too.
+var nounlike = words(`claims claim reports report notes note states mentions`)
+
+// reportNoun reports whether a reporting word is a noun by what follows it (item end): "customer
+// claims on 31 December: 24", "claims were open", "the claims: 3".
+func (d *Doc) reportNoun(s *sentence, end int) bool {
+	if end >= len(s.items) {
+		return true
+	}
+	it := s.items[end]
+	if it.m != nil {
+		return it.m.Kind == Number || it.m.Kind == Count
+	}
+	switch d.toks[it.t0].low {
+	case "on", "of", "for", "in", "from", "at", "with", "by", "per", ":", ",", ".", ")", "were", "are", "was", "is", "and", "or":
+		return true
+	}
+	return false
 }
 
 // reportingSubject reports whether the reporting verb at item i has somebody else as its subject:
@@ -1345,8 +1416,8 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 			d.movedTo(s, i, set)
 		}
 		if (l == "→" || l == "⇒") || (l == "-" && i+1 < len(s.items) && s.items[i+1].m == nil && d.toks[s.items[i+1].t0].low == ">") {
-			if i > 0 && s.items[i-1].m != nil {
-				set(i-1, Past, "→")
+			if m := s.items[max(i-1, 0)].m; i > 0 && m != nil && !(m.Kind == Name && d.nameClass(m.nameKey) == Place) {
+				set(i-1, Past, "→") // not a route: "Rotterdam -> Utrecht"
 			}
 		}
 	}
@@ -1458,7 +1529,8 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				case or:
 					set(prev, Hedged, "or")
 					set(i, Hedged, "or")
-				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "" && px != Past:
+				case rng && (family(x.Kind) == Number || x.Kind == Duration) && x.Role == "" && y.Role == "" && px != Past:
+					// only amounts make a range: "Rotterdam -> Utrecht", "to Lotte, … to Greta" do not
 					set(prev, Hedged, "range")
 					set(i, Hedged, "range")
 				}
@@ -1564,13 +1636,18 @@ func (d *Doc) shortValue(s *sentence, c clause) bool {
 // determiner: a conjunct ("VF-403", "and INV-2042").
 func (d *Doc) bare(s *sentence, c clause) bool {
 	n, vals := 0, 0
+	var kind Kind
 	for i := c.i0; i < c.i1; i++ {
 		it := s.items[i]
 		if !it.word {
 			continue
 		}
 		if it.m != nil {
+			if vals > 0 && it.m.Kind != kind {
+				return false // "Tom Willems 13:30": a name with its value says all it says
+			}
 			vals++
+			kind = it.m.Kind
 			continue
 		}
 		if w := d.toks[it.t0].low; w == "and" || w == "or" || determiners[w] || w == "both" {
