@@ -419,6 +419,7 @@ func hasTimestamp(s string) bool { return timestampRe.MatchString(s) }
 // removed, or one added to a verb.
 type negationRule struct {
 	re   *regexp.Regexp
+	word string // the word the rule matches, lower case: a text without it is not searched
 	repl string
 	// notBefore: skip a match followed by this (the "is" of "is not").
 	notBefore []string
@@ -434,7 +435,7 @@ var negationRules = func() []negationRule {
 	polarity := true
 	swap := func(pairs ...string) {
 		for i := 0; i+1 < len(pairs); i += 2 {
-			rs = append(rs, negationRule{re: wholeWord(pairs[i]), repl: pairs[i+1], polarity: polarity})
+			rs = append(rs, negationRule{re: wholeWord(pairs[i]), word: pairs[i], repl: pairs[i+1], polarity: polarity})
 		}
 	}
 	// polarity words, both ways
@@ -454,9 +455,9 @@ var negationRules = func() []negationRule {
 		"no longer", "still")
 	// negations added
 	for _, v := range []string{"is", "are", "was", "were", "will", "should", "must", "has been", "have been", "does"} {
-		rs = append(rs, negationRule{re: wholeWord(v), repl: v + " not", notBefore: []string{" not", "n't"}})
+		rs = append(rs, negationRule{re: wholeWord(v), word: v, repl: v + " not", notBefore: []string{" not", "n't"}})
 	}
-	rs = append(rs, negationRule{re: wholeWord("can"), repl: "cannot", notBefore: []string{" not", "'t"}})
+	rs = append(rs, negationRule{re: wholeWord("can"), word: "can", repl: "cannot", notBefore: []string{" not", "'t"}})
 	return rs
 }()
 
@@ -468,9 +469,13 @@ var negationRules = func() []negationRule {
 func negations(s string, max int) []textEdit {
 	var out []textEdit
 	used := map[int]bool{} // start offsets already negated
+	low := strings.ToLower(s)
 	for _, r := range negationRules {
 		if len(out) >= max {
 			break
+		}
+		if !strings.Contains(low, r.word) {
+			continue
 		}
 		for _, m := range r.re.FindAllStringIndex(s, -1) {
 			a, b := m[0], m[1]

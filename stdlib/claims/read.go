@@ -662,12 +662,13 @@ func (d *Doc) markCont(s *sentence) {
 
 // startsWith reports whether tokens t0.. start with the words of phrase.
 func (d *Doc) startsWith(t0, t1 int, phrase string) bool {
-	ws := strings.Fields(phrase)
 	j := t0
-	for _, w := range ws {
+	for phrase != "" {
+		w, rest, _ := strings.Cut(phrase, " ")
 		if j >= t1 || d.toks[j].low != w {
 			return false
 		}
+		phrase = rest
 		j++
 	}
 	return true
@@ -677,6 +678,7 @@ func (d *Doc) startsWith(t0, t1 int, phrase string) bool {
 
 func (d *Doc) items(s *sentence) {
 	mi := sort.Search(len(d.ments), func(i int) bool { return d.ments[i].t0 >= s.t0 })
+	s.items = make([]item, 0, s.t1-s.t0)
 	for k := s.t0; k < s.t1; {
 		if mi < len(d.ments) && d.ments[mi].t0 == k {
 			m := d.ments[mi]
