@@ -56,6 +56,7 @@ type sentence struct {
 	header   []span
 	table    bool
 	cont     bool  // continues the previous sentence: it starts with an anaphor, a correction, "or", "and" or a value
+	condCont bool  // a condition on the previous sentence ("If that's not right, try 17:00"): every clause goes on with it
 	corr     bool  // starts with a correction: every clause of it is about what the previous sentence was about
 	prev     int   // the previous sentence of its block, -1
 	children []int // for a heading: the sentences under it
@@ -618,7 +619,7 @@ func isSeparatorRow(d *Doc, t0, t1 int) bool {
 }
 
 // contStarters start a sentence that continues the previous one.
-var contStarters = words(`or and also plus but otherwise alternatively else failing instead rather though`)
+var contStarters = words(`or and also plus but otherwise alternatively else failing instead rather though backup fallback`)
 
 // markCont marks a sentence that continues the previous one.
 func (d *Doc) markCont(s *sentence) {
@@ -641,14 +642,19 @@ func (d *Doc) markCont(s *sentence) {
 		}
 	}
 	if openers[t.low] {
-		// "If Dirk is back in time, it stays on Thursday": the main clause's anaphor
+		// "If that's not right, try 17:00", "If Dirk is back in time, it stays on Thursday": an
+		// anaphor in the condition or at the start of the main clause
 		for k := s.t0 + 1; k+1 < s.t1; k++ {
 			if d.toks[k].low == "," {
 				if d.anaphor(k + 1) {
-					s.cont = true
+					s.cont, s.condCont = true, true
 					return
 				}
 				break
+			}
+			if d.anaphor(k) && d.toks[k].low != "there" {
+				s.cont, s.condCont = true, true
+				return
 			}
 		}
 	}
@@ -948,7 +954,8 @@ func (d *Doc) stances(s *sentence) {
 		tr := d.triggerAt(s, i)
 		if tr == nil {
 			it := s.items[i]
-			if it.m == nil && weakPast[d.toks[it.t0].low] && nearNow(it.clause) {
+			if c := s.clauses[it.clause]; it.m == nil && weakPast[d.toks[it.t0].low] &&
+				(nearNow(it.clause) || c.paren && c.start == "(" && i == c.i0) { // "(was Tuesdays at 14:00)"
 				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
 				ts, te = -1, -1
@@ -1021,6 +1028,15 @@ func (d *Doc) stances(s *sentence) {
 			}
 			if t.dir&fwd != 0 {
 				d.scopeFwd(s, end, t.stance, name, set)
+				// a clause that holds only the trigger ("As far as I know, …", "Probably, …")
+				// looks forward a clause
+				if d.onlyTrigger(s, c, i, end) && s.items[i].clause+1 < len(s.clauses) &&
+					(t.stance == Hedged || t.stance == Conditional || t.stance == Past && d.toks[s.items[c.i1-1].t0].low == ":") {
+					n := s.clauses[s.items[i].clause+1]
+					for k := n.i0; k < n.i1; k++ {
+						set(k, t.stance, name)
+					}
+				}
 			}
 			if t.dir&back != 0 {
 				back := set
@@ -1049,6 +1065,19 @@ func (d *Doc) stances(s *sentence) {
 		i = end - 1
 	}
 	ts, te = -1, -1
+	if s.table {
+		// a column headed "Old", "Previous", "Was": its values are the old ones
+		for i := range s.items {
+			if m := s.items[i].m; m != nil && m.col >= 0 && m.col < len(s.header) {
+				for k := s.header[m.col].t0; k < s.header[m.col].t1; k++ {
+					if oldHeads[d.toks[k].low] {
+						set(i, Past, d.toks[k].low)
+						break
+					}
+				}
+			}
+		}
+	}
 	d.futureStatuses(s, set)
 	d.changes(s, hasChange, set)
 	d.alternatives(s, set)
@@ -1154,6 +1183,9 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 		if it.m == nil && terminators[d.toks[it.t0].low] {
 			return
 		}
+		if st == Past && it.m == nil && pastEnds[d.toks[it.t0].low] {
+			return // "originally planned for 14:00 will now start at 15:00"
+		}
 		if it.word {
 			n++
 			if n > scopeWords {
@@ -1163,6 +1195,12 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 		set(j, st, name)
 	}
 }
+
+// oldHeads head a table column of old values.
+var oldHeads = words(`old previous was former prior before`)
+
+// pastEnds end the scope of a past trigger: what follows them is the value now.
+var pastEnds = words(`now new currently instead today`)
 
 // predicateBefore reports whether a value other than a name or an id stands before item i in its
 // clause: "VF-88402 was scanned as delivered by mistake" denies the status, not the shipment.
@@ -1303,7 +1341,8 @@ func (d *Doc) reportingSubject(s *sentence, i int) bool {
 		case "i", "we", "as":
 			return false
 		case "he", "she", "they", "you", "someone", "somebody", "everyone", "customer", "supplier", "driver", "carrier",
-			"manager", "colleague", "client", "caller", "sender", "boss", "team", "vendor":
+			"manager", "colleague", "client", "caller", "sender", "boss", "team", "vendor", "broker", "forwarder",
+			"dispatcher", "planner", "inspector", "auditor", "garage", "mechanic", "lawyer", "accountant", "bank", "agent":
 			return true
 		}
 		t := d.toks[it.t0]
@@ -1743,7 +1782,7 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 			out = append(out, span{cs.t0, cs.t1})
 		}
 	}
-	if (first || s.corr) && s.cont && s.prev >= 0 && !own {
+	if (first || s.corr || s.condCont) && s.cont && s.prev >= 0 && (!own || s.condCont) {
 		p := d.sents[s.prev]
 		out = append(out, span{p.t0, p.t1})
 		for _, h := range p.ctx {
@@ -1802,7 +1841,7 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 			return k
 		}
 	}
-	if (first || s.corr) && s.cont && s.prev >= 0 {
+	if (first || s.corr || s.condCont) && s.cont && s.prev >= 0 {
 		p := d.sents[s.prev]
 		if k := d.nearest(p, 0, len(p.items), len(p.items), class); k != "" {
 			return k
