@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"regexp"
 	"strconv"
 	"strings"
@@ -222,25 +223,6 @@ func numberParts(tok string) (digits, sep, rest string) {
 	return strings.ReplaceAll(intPart, sep, ""), sep, rest
 }
 
-// group writes digits in groups of three with sep ("1240", "," → "1,240").
-func groupDigits(digits, sep string) string {
-	if sep == "" || len(digits) <= 3 {
-		return digits
-	}
-	var b strings.Builder
-	first := len(digits) % 3
-	if first > 0 {
-		b.WriteString(digits[:first])
-	}
-	for i := first; i < len(digits); i += 3 {
-		if b.Len() > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(digits[i : i+3])
-	}
-	return b.String()
-}
-
 // bumpNumber adds one to the integer part of a number token, keeping its format:
 // "14" → "15", "12.5" → "13.5", "1,240.00" → "1,241.00", "999" → "1000".
 func bumpNumber(tok string) (string, bool) {
@@ -261,7 +243,7 @@ func bumpNumber(tok string) (string, bool) {
 	if i < 0 {
 		out = "1" + out
 	}
-	return groupDigits(out, sep) + rest, true
+	return claims.GroupDigits(out, sep) + rest, true
 }
 
 // --- dates, times, timestamps, weekdays
@@ -618,7 +600,7 @@ func addThousands(s string) string {
 			sep = "."
 		}
 		b.WriteString(s[last:sp.start])
-		b.WriteString(groupDigits(digits, sep) + rest)
+		b.WriteString(claims.GroupDigits(digits, sep) + rest)
 		last = sp.end
 	}
 	if last == 0 {

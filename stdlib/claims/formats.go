@@ -409,8 +409,11 @@ func other(c byte) byte {
 	return ','
 }
 
-func group(digits string, sep byte) string {
-	if len(digits) <= 3 {
+func group(digits string, sep byte) string { return GroupDigits(digits, string(sep)) }
+
+// GroupDigits writes digits in groups of three with sep ("1240", "," → "1,240"; no sep: as they are).
+func GroupDigits(digits, sep string) string {
+	if sep == "" || len(digits) <= 3 {
 		return digits
 	}
 	var b strings.Builder
@@ -420,7 +423,7 @@ func group(digits string, sep byte) string {
 	}
 	for i := first; i < len(digits); i += 3 {
 		if b.Len() > 0 {
-			b.WriteByte(sep)
+			b.WriteString(sep)
 		}
 		b.WriteString(digits[i : i+3])
 	}
