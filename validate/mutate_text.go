@@ -1,13 +1,14 @@
 package validate
 
 import (
-	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 )
 
 // Value mutators on text: the small, deterministic changes blind-to-content makes to the facts
