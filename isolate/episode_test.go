@@ -83,7 +83,7 @@ func TestEpisodeInWorkerIsTheEpisodeHere(t *testing.T) {
 		if r.Rounds() == 0 {
 			return chattest.Answer{Body: chattest.Calls("", chattest.Call("c1", "fs_move", `{"src":"/notes/todo.txt","dst":"/notes/done.txt"}`))}
 		}
-		return chattest.Answer{Body: chattest.Say("Moved it.")}
+		return chattest.Answer{Body: chattest.Say("Moved it to /notes/done.txt.")}
 	})
 	model := modelagent.Config{Model: "m", BaseURL: srv.BaseURL(), APIKey: "sk-pool"}
 	ep = taskEpisode(okTask, isolate.Agent{Name: "openai", Model: isolate.SettingsOf(model), System: "You help {address}."})

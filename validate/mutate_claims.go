@@ -306,7 +306,7 @@ func (p *rivalPool) rival(c claims.Claim, opt claims.Options, avoid map[string]b
 	}
 	d := claims.Read("", opt)
 	for _, r := range p.byKind[c.Kind] {
-		if r.Value == c.Value || avoid[r.Value] || r.Text == "" || !interchangeable(d, c, r) {
+		if r.Value == c.Value || avoid[r.Value] || r.Text == "" || !d.Interchangeable(c, r) {
 			continue
 		}
 		if c.Kind == claims.Date && len(r.Value) != 10 {
@@ -320,40 +320,9 @@ func (p *rivalPool) rival(c claims.Claim, opt claims.Options, avoid map[string]b
 	return claims.Rival(c, opt)
 }
 
-// interchangeable reports whether b could stand where a stands, so that a text with one in the
-// other's place is a plausible false statement: values of one kind, counts of one unit, amounts
-// of one currency, names of one class, rates for rates ("Noor" never stands for the company
-// "Houtbouw", "420 kg" never for "8.33 SDR", "3,498.60 SDR" never for "8.33 SDR per kg").
-func interchangeable(d *claims.Doc, a, b claims.Claim) bool {
-	if a.Kind != b.Kind || (a.Per == "") != (b.Per == "") {
-		return false // a rate never stands for a total: "EUR 10.80 each", "EUR 6,480 in total"
-	}
-	switch a.Kind {
-	case claims.Count:
-		return sameUnit(a.Value, b.Value)
-	case claims.Money:
-		return sameCurrency(a.Value, b.Value)
-	case claims.Name:
-		return d.NameClassOf(a.Value) == d.NameClassOf(b.Value)
-	}
-	return true
-}
-
 // owns reports whether the agent saw a value of kind k bound to the party key.
 func (p *rivalPool) owns(key string, k claims.Kind) bool {
 	return p.owners[string(k)+"/"+key]
-}
-
-func sameCurrency(a, b string) bool {
-	ca, _, _ := strings.Cut(a, " ")
-	cb, _, _ := strings.Cut(b, " ")
-	return ca == cb
-}
-
-func sameUnit(a, b string) bool {
-	_, ua, _ := strings.Cut(a, " ")
-	_, ub, _ := strings.Cut(b, " ")
-	return ua == ub
 }
 
 // textAttack is one false statement made of a text: the new text and what the edit did.
@@ -400,7 +369,10 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 	}
 	// another party: the name the value is bound to, replaced in its sentence by another of its
 	// class, when the verifier's statement does not name a party of that class
-	if c.Entity != "" && t.fn == "states" && !namesAny(d, t.about) {
+	// A person is not attacked for a day or a time: the people beside a meeting's day attend it,
+	// they do not own it ("we confirm Tuesday 20 January, with Mehmet").
+	if c.Entity != "" && t.fn == "states" && !namesAny(d, t.about) &&
+		!(d.NameClassOf(c.Entity) == claims.Person && (c.Kind == claims.Date || c.Kind == claims.Time)) {
 		for _, n := range d.Claims() {
 			if n.Kind != claims.Name || n.Value != c.Entity || n.Sentence != c.Sentence {
 				continue
@@ -431,7 +403,7 @@ func attacks(t *claimTarget, pool *rivalPool) []textAttack {
 			add(fmt.Sprintf("a conditional fallback added after it: %q", ns), text[:b]+" "+ns+text[b:])
 		}
 		for _, m := range d.Claims() {
-			if interchangeable(d, c, m) && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role &&
+			if d.Interchangeable(c, m) && m.Value != c.Value && m.Stance == claims.Asserted && m.Start != c.Start && m.Role == c.Role &&
 				(t.fn == "" || pairs(t.values) || m.Entity != "" && c.Entity != "" && m.Entity != c.Entity) {
 				x, y := c, m
 				if y.Start < x.Start {

@@ -257,7 +257,7 @@ func callMutations(o *oracleRun, rc refCall, seen *seenTokens) []contentMutation
 						avoid = append(avoid, s)
 					}
 				}
-				if repl, ok := seen.swapFor(rc.at, kind, shape, x, avoid); ok {
+				if repl, ok := seen.swapFor(rc.at, kind, shape, x, avoid, sameThreadAndSender(o)); ok {
 					advice := map[string]string{swapAddress: adviceAddress, swapID: adviceID, swapPath: advicePath}[kind]
 					swaps = append(swaps, contentMutation{what: fmt.Sprintf("%s: %s → %s", l.name, valueString(x), valueString(repl)), advice: advice, args: setArg(args, l.path, repl, false)})
 				}
@@ -386,4 +386,15 @@ func replyMutations(reply string) []contentMutation {
 		out = out[:perReplyMutations]
 	}
 	return out
+}
+
+// sameThreadAndSender says whether two message ids are as good as each other for a reply: two
+// messages of one thread from one sender (a reply to either lands in the thread, to that sender).
+func sameThreadAndSender(o *oracleRun) func(a, b string) bool {
+	mb := o.res.Final.Mail()
+	return func(a, b string) bool {
+		x, ok1 := mb.Get(a)
+		y, ok2 := mb.Get(b)
+		return ok1 && ok2 && x.Thread == y.Thread && strings.EqualFold(x.Sender, y.Sender)
+	}
 }

@@ -162,8 +162,9 @@ func (s *seenTokens) addText(t string) {
 
 // swapFor returns the first value the agent had seen before call at (an index of o.res.Calls)
 // that has the shape of value and differs from it and from every value in avoid (the user's
-// address, the other elements of the same list); for an address, one of the same domain first.
-func (s *seenTokens) swapFor(at int, kind, shape, value string, avoid []string) (string, bool) {
+// address, the other elements of the same list) and that fair (when given) does not call as good
+// as value; for an address, one of the same domain first.
+func (s *seenTokens) swapFor(at int, kind, shape, value string, avoid []string, fair func(a, b string) bool) (string, bool) {
 	n := len(s.toks)
 	if at < len(s.upto) {
 		n = s.upto[at]
@@ -180,7 +181,7 @@ func (s *seenTokens) swapFor(at int, kind, shape, value string, avoid []string) 
 				return false
 			}
 		}
-		return true
+		return fair == nil || !fair(value, t.value)
 	}
 	if kind == swapAddress {
 		dom := strings.ToLower(value[strings.LastIndexByte(value, '@'):])

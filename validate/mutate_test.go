@@ -387,13 +387,15 @@ task(name = "seen", prompt = "Handle it.", tools = ["mail", "fs"], setup = _setu
 	}
 	assert.Subset(t, got, []string{"id:m1", "address:dana@acme.example", "id:T-101", "id:T-102", "path:/ops/list.md", "address:rik@other.example", "path:/ops/old.md"})
 	send := len(o.res.Calls) - 1
-	repl, ok := s.swapFor(send, swapAddress, swapAddress, "dana@acme.example", []string{"sam@acme.example"})
+	repl, ok := s.swapFor(send, swapAddress, swapAddress, "dana@acme.example", []string{"sam@acme.example"}, nil)
 	assert.True(t, ok)
 	assert.Equal(t, "rik@other.example", repl)
-	repl, _ = s.swapFor(send, swapID, "id:T-#", "T-101", nil)
+	repl, _ = s.swapFor(send, swapID, "id:T-#", "T-101", nil, nil)
 	assert.Equal(t, "T-102", repl)
-	repl, _ = s.swapFor(send, swapPath, "path:.md", "/ops/list.md", nil)
+	_, ok = s.swapFor(send, swapID, "id:T-#", "T-101", nil, func(a, b string) bool { return b == "T-102" })
+	assert.False(t, ok, "an id as good as the one used (a message of the same thread and sender) is no swap")
+	repl, _ = s.swapFor(send, swapPath, "path:.md", "/ops/list.md", nil, nil)
 	assert.Equal(t, "/ops/old.md", repl)
-	_, ok = s.swapFor(1, swapPath, "path:.md", "/ops/list.md", nil)
+	_, ok = s.swapFor(1, swapPath, "path:.md", "/ops/list.md", nil, nil)
 	assert.False(t, ok, "the listing comes later")
 }

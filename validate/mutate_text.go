@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/coworkenv/coworkenv/stdlib/claims"
 )
 
 // Value mutators on text: the small, deterministic changes blind-to-content makes to the facts
@@ -222,25 +224,6 @@ func numberParts(tok string) (digits, sep, rest string) {
 	return strings.ReplaceAll(intPart, sep, ""), sep, rest
 }
 
-// group writes digits in groups of three with sep ("1240", "," → "1,240").
-func groupDigits(digits, sep string) string {
-	if sep == "" || len(digits) <= 3 {
-		return digits
-	}
-	var b strings.Builder
-	first := len(digits) % 3
-	if first > 0 {
-		b.WriteString(digits[:first])
-	}
-	for i := first; i < len(digits); i += 3 {
-		if b.Len() > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(digits[i : i+3])
-	}
-	return b.String()
-}
-
 // bumpNumber adds one to the integer part of a number token, keeping its format:
 // "14" → "15", "12.5" → "13.5", "1,240.00" → "1,241.00", "999" → "1000".
 func bumpNumber(tok string) (string, bool) {
@@ -261,7 +244,7 @@ func bumpNumber(tok string) (string, bool) {
 	if i < 0 {
 		out = "1" + out
 	}
-	return groupDigits(out, sep) + rest, true
+	return claims.GroupDigits(out, sep) + rest, true
 }
 
 // --- dates, times, timestamps, weekdays
@@ -419,6 +402,7 @@ func hasTimestamp(s string) bool { return timestampRe.MatchString(s) }
 // removed, or one added to a verb.
 type negationRule struct {
 	re   *regexp.Regexp
+	word string // the word the rule matches, lower case: a text without it is not searched
 	repl string
 	// notBefore: skip a match followed by this (the "is" of "is not").
 	notBefore []string
@@ -434,7 +418,7 @@ var negationRules = func() []negationRule {
 	polarity := true
 	swap := func(pairs ...string) {
 		for i := 0; i+1 < len(pairs); i += 2 {
-			rs = append(rs, negationRule{re: wholeWord(pairs[i]), repl: pairs[i+1], polarity: polarity})
+			rs = append(rs, negationRule{re: wholeWord(pairs[i]), word: pairs[i], repl: pairs[i+1], polarity: polarity})
 		}
 	}
 	// polarity words, both ways
@@ -454,9 +438,9 @@ var negationRules = func() []negationRule {
 		"no longer", "still")
 	// negations added
 	for _, v := range []string{"is", "are", "was", "were", "will", "should", "must", "has been", "have been", "does"} {
-		rs = append(rs, negationRule{re: wholeWord(v), repl: v + " not", notBefore: []string{" not", "n't"}})
+		rs = append(rs, negationRule{re: wholeWord(v), word: v, repl: v + " not", notBefore: []string{" not", "n't"}})
 	}
-	rs = append(rs, negationRule{re: wholeWord("can"), repl: "cannot", notBefore: []string{" not", "'t"}})
+	rs = append(rs, negationRule{re: wholeWord("can"), word: "can", repl: "cannot", notBefore: []string{" not", "'t"}})
 	return rs
 }()
 
@@ -468,9 +452,13 @@ var negationRules = func() []negationRule {
 func negations(s string, max int) []textEdit {
 	var out []textEdit
 	used := map[int]bool{} // start offsets already negated
+	low := strings.ToLower(s)
 	for _, r := range negationRules {
 		if len(out) >= max {
 			break
+		}
+		if !strings.Contains(low, r.word) {
+			continue
 		}
 		for _, m := range r.re.FindAllStringIndex(s, -1) {
 			a, b := m[0], m[1]
@@ -613,7 +601,7 @@ func addThousands(s string) string {
 			sep = "."
 		}
 		b.WriteString(s[last:sp.start])
-		b.WriteString(groupDigits(digits, sep) + rest)
+		b.WriteString(claims.GroupDigits(digits, sep) + rest)
 		last = sp.end
 	}
 	if last == 0 {

@@ -315,6 +315,15 @@ func (d *Doc) minutesOf(m *mention, v *Value) int {
 	return ((mins-*m.zone+target)%1440 + 1440) % 1440
 }
 
+// idSeries is the letters an id starts with, upper case ("CN" of "CN-2026-0001"; "" for "4471").
+func idSeries(id string) string {
+	i := 0
+	for i < len(id) && (id[i] >= 'A' && id[i] <= 'Z' || id[i] >= 'a' && id[i] <= 'z') {
+		i++
+	}
+	return strings.ToUpper(id[:i])
+}
+
 // plain reports whether ms (at least one) are all plain values, no rates.
 func plain(ms []*mention) bool {
 	for _, m := range ms {
@@ -345,6 +354,9 @@ func (d *Doc) factor(r *mention) bool {
 
 // rivals reports whether the claim m, which does not state v, states another value of v's kind.
 func (d *Doc) rivals(v *Value, m *mention) bool {
+	if m.Role == "whole" || m.Role == "part" && v.Kind == Percent {
+		return false // "3 of the 48 racks failed", "92% (81 of 88)"
+	}
 	switch v.Kind {
 	case Date:
 		return m.Kind == Date
@@ -360,8 +372,10 @@ func (d *Doc) rivals(v *Value, m *mention) bool {
 		return m.Kind == Number || m.Kind == Count || m.Kind == Money
 	case Duration:
 		return m.Kind == Duration
-	case Phone, Email, ID:
+	case Phone, Email:
 		return m.Kind == v.Kind
+	case ID:
+		return m.Kind == ID && idSeries(m.Value) == idSeries(v.Value) // "VF-88318" is no rival of "CN-2026-0001"
 	case Name:
 		return m.Kind == Name && d.nameClass(m.nameKey) == d.nameClass(v.nameKey)
 	case Status:
@@ -954,6 +968,9 @@ func (d *Doc) StatesOnly(kind Kind, values []Value, about []string) Verdict {
 		}
 		if len(values) == 0 {
 			relevant = m.Kind == kind || family(m.Kind) == family(kind) && kind != Percent && m.Kind != Percent
+		}
+		if kind == ID && m.Kind == ID {
+			relevant = true // kind "id" asks for every id, of any series
 		}
 		if kind != "" && len(values) > 0 && m.Kind != kind && family(m.Kind) != family(kind) && !(kind == Date && m.Kind == Time) {
 			relevant = false

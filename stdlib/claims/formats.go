@@ -256,7 +256,13 @@ func Rival(c Claim, opt Options) string {
 		if v.GreaterThan(decimal.NewFromInt(100)) {
 			w = v.Mul(decimal.NewFromFloat(1.1)).Round(0)
 		}
-		return strings.Replace(c.Text, digitsOf(c.Text), restyleNumber(digitsOf(c.Text), w), 1)
+		ds := digitsOf(c.Text)
+		if ds == "" {
+			// a number in words ("two files"): the figure in its place
+			_, rest, _ := strings.Cut(c.Text, " ")
+			return strings.TrimSpace(w.String() + " " + rest)
+		}
+		return strings.Replace(c.Text, ds, restyleNumber(ds, w), 1)
 	case Duration:
 		return "2 hours"
 	case Status:
@@ -403,8 +409,11 @@ func other(c byte) byte {
 	return ','
 }
 
-func group(digits string, sep byte) string {
-	if len(digits) <= 3 {
+func group(digits string, sep byte) string { return GroupDigits(digits, string(sep)) }
+
+// GroupDigits writes digits in groups of three with sep ("1240", "," → "1,240"; no sep: as they are).
+func GroupDigits(digits, sep string) string {
+	if sep == "" || len(digits) <= 3 {
 		return digits
 	}
 	var b strings.Builder
@@ -414,7 +423,7 @@ func group(digits string, sep byte) string {
 	}
 	for i := first; i < len(digits); i += 3 {
 		if b.Len() > 0 {
-			b.WriteByte(sep)
+			b.WriteString(sep)
 		}
 		b.WriteString(digits[i : i+3])
 	}
@@ -462,4 +471,28 @@ func plural(unit string, n decimal.Decimal) string {
 		return unit + "es"
 	}
 	return unit + "s"
+}
+
+// Interchangeable reports whether b could stand where a stands, so that a text with one in the
+// other's place is a plausible false statement: values of one kind, counts of one unit, amounts
+// of one currency, ids of one series, names of one class, statuses of one axis, rates for rates
+// ("Noor" never stands for the company "Houtbouw", "420 kg" never for "8.33 SDR", "VF-88318" never
+// for "CN-2026-0001", "3,498.60 SDR" never for "8.33 SDR per kg").
+func (d *Doc) Interchangeable(a, b Claim) bool {
+	if a.Kind != b.Kind || (a.Per == "") != (b.Per == "") {
+		return false
+	}
+	switch a.Kind {
+	case Count:
+		return sameCountUnit(a.unit, b.unit) && a.unit != "" && b.unit != "" || a.unit == b.unit
+	case Money:
+		return a.unit == b.unit
+	case ID:
+		return idSeries(a.Value) == idSeries(b.Value)
+	case Name:
+		return d.NameClassOf(a.Value) == d.NameClassOf(b.Value)
+	case Status:
+		return a.axis == b.axis
+	}
+	return true
 }

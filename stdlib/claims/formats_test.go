@@ -72,3 +72,12 @@ func TestRival(t *testing.T) {
 		}
 	}
 }
+
+func TestRivalOfANumberInWords(t *testing.T) {
+	t.Parallel()
+	for _, c := range Read("The folder holds two files.", Options{}).Claims() {
+		if got := Rival(c, Options{}); got != "3 files" {
+			t.Errorf("Rival(%q) = %q, want %q", c.Text, got, "3 files")
+		}
+	}
+}

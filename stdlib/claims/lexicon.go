@@ -43,6 +43,9 @@ var triggers = []trigger{
 	{"once more", "", fwd}, {"once again", "", fwd}, {"at once", "", fwd}, {"over the", "", fwd}, {"under the", "", fwd}, {"in case you need", "", fwd}, {"just in case", "", fwd}, {"either way", "", fwd}, {"if you have any questions", "", fwd}, {"if you need anything", "", fwd},
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
 	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd}, {"i'd like", "", fwd}, {"we'd like", "", fwd}, {"i'd be happy", "", fwd},
+	// an "if" that sets no condition: "If you're asking about the cut-off, it's 16:00"
+	{"if you're asking", "", fwd}, {"if you are asking", "", fwd}, {"if you're wondering", "", fwd}, {"if you are wondering", "", fwd},
+	{"in case anyone asks", "", fwd}, {"if anyone asks", "", fwd}, {"in case you're wondering", "", fwd}, {"in case you are wondering", "", fwd},
 	// advice: "I'd quote EUR 1,335" recommends, it does not make the value hypothetical
 	{"i'd quote", "", fwd}, {"i'd recommend", "", fwd}, {"i'd suggest", "", fwd}, {"i'd propose", "", fwd}, {"i'd advise", "", fwd}, {"i'd go with", "", fwd}, {"i'd choose", "", fwd}, {"i'd pick", "", fwd}, {"i'd offer", "", fwd}, {"i would quote", "", fwd}, {"i would recommend", "", fwd}, {"i would suggest", "", fwd}, {"i would propose", "", fwd}, {"i would advise", "", fwd}, {"i would go with", "", fwd}, {"i would choose", "", fwd}, {"i would pick", "", fwd}, {"i would offer", "", fwd}, {"we'd quote", "", fwd}, {"we'd recommend", "", fwd}, {"we'd suggest", "", fwd}, {"we'd propose", "", fwd}, {"we'd advise", "", fwd}, {"we'd go with", "", fwd}, {"we'd choose", "", fwd}, {"we'd pick", "", fwd}, {"we'd offer", "", fwd}, {"we would quote", "", fwd}, {"we would recommend", "", fwd}, {"we would suggest", "", fwd}, {"we would propose", "", fwd}, {"we would advise", "", fwd}, {"we would go with", "", fwd}, {"we would choose", "", fwd}, {"we would pick", "", fwd}, {"we would offer", "", fwd},
 	{"please let me know", "", fwd}, {"i would be happy", "", fwd}, {"would be happy", "", fwd}, {"not hesitate", "", fwd},
@@ -68,7 +71,7 @@ var triggers = []trigger{
 	// Superseded (past) values: the value was true once and is not any more.
 	{"originally", Past, fwd}, {"previously", Past, fwd}, {"formerly", Past, fwd}, {"initially", Past, fwd},
 	{"no longer", Past, fwd | back}, {"not anymore", Past, back}, {"not any more", Past, back}, {"any more", Past, back},
-	{"anymore", Past, back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, adj},
+	{"anymore", Past, back}, {"last year", Past, fwd | back}, {"last month", Past, fwd | back}, {"last quarter", Past, fwd | back}, {"used to be", Past, fwd}, {"used to", Past, fwd}, {"instead of", Past, adj},
 	{"rather than", Past, adj}, {"in place of", Past, adj}, {"replacing", Past, adj}, {"replaces", Past, adj},
 	{"old", Past, fwd}, {"earlier", Past, fwd}, {"the previous", Past, fwd}, {"before the change", Past, back | fwd},
 	{"moved from", Past, adj}, {"changed from", Past, adj}, {"rescheduled from", Past, adj}, {"shifted from", Past, adj},
@@ -82,6 +85,10 @@ var triggers = []trigger{
 	{"was originally", Past, fwd}, {"were originally", Past, fwd},
 
 	// Hedges: the writer does not commit to the value.
+	{"should be", Hedged, fwd}, {"as far as i know", Hedged, fwd | back}, {"afaik", Hedged, fwd | back},
+	{"if i'm not mistaken", Hedged, fwd | back}, {"if i am not mistaken", Hedged, fwd | back}, {"i'm fairly sure", Hedged, fwd | back},
+	{"i'm pretty sure", Hedged, fwd | back}, {"fairly sure", Hedged, fwd | back}, {"pretty sure", Hedged, fwd | back},
+	{"i'm not certain", Hedged, fwd | back}, {"if memory serves", Hedged, fwd | back},
 	{"maybe", Hedged, fwd}, {"perhaps", Hedged, fwd}, {"possibly", Hedged, fwd}, {"probably", Hedged, fwd | back},
 	{"likely", Hedged, fwd}, {"unlikely", Hedged, fwd}, {"presumably", Hedged, fwd}, {"apparently", Hedged, fwd},
 	{"looks", Hedged, fwd}, {"looks like", Hedged, fwd}, {"sounds", Hedged, fwd}, {"sounds like", Hedged, fwd},
@@ -149,7 +156,7 @@ var corrections = []string{"correction", "actually", "sorry", "make that", "scra
 	"apologies"}
 
 // anaphors start a clause or sentence that is about what the previous one was about.
-var anaphors = words(`it it's its that that's this these those they they're which he she them there`)
+var anaphors = words(`it it's its that that's this these those they they're their which he she them there her his him`)
 
 // clauseBreaks are the words that start a new clause within a sentence.
 var clauseBreaks = words(`but however although though whereas while yet so because since and or if unless

@@ -101,13 +101,13 @@ const aboutDoc = "`about` is a label or a name, or a list of them, that the valu
 const optsDoc = "`names` adds names to those of the workspace: a dict of name to `\"person\"`, `\"company\"`, `\"place\"` or `\"other\"`, or a list. `written` (RFC 3339) overrides when the text was written."
 
 var table = []member{
-	{name: "states", ret: "bool", fn: statesFn,
+	{name: "states", ret: "bool", fn: checker("states"),
 		params: params(req("text"), req("value"), opt("about", none), opt("kind", none)),
 		doc:    "Whether `text` asserts `value` about `about`, and asserts no other value of its kind about it. A rival value, the value hedged (\"probably\", \"14% or 13.5%\") or offered on a condition (\"or 16:15 if…\"), or the value denied fails it; a past mention of another value (\"moved from Thursday\"), a question and somebody else's words do not count. `value` is a string read like the text (\"14:30\", \"2026-01-15\", \"EUR 1,240.00\", \"13.5%\", \"18 pallets\", \"+31 10 555 0142\", \"approved\", a known name, an id; words that are no value are a phrase), a number, or a `time.time` (its day and time of day, in the task's time zone, both stated). `kind` forces a kind. " + textDoc + aboutDoc + optsDoc},
-	{name: "states_only", ret: "bool", fn: statesOnlyFn,
+	{name: "states_only", ret: "bool", fn: checker("states_only"),
 		params: params(req("text"), req("values"), opt("kind", none), opt("about", none)),
 		doc:    "Whether every value of the kind of `values` (or `kind`) that `text` puts forward about `about` (asserted, hedged or conditional) is one of `values`. It holds for a text that states none: combine it with `claims.states` to require one. " + textDoc + aboutDoc + optsDoc},
-	{name: "denies", ret: "bool", fn: deniesFn,
+	{name: "denies", ret: "bool", fn: checker("denies"),
 		params: params(req("text"), req("value"), opt("about", none), opt("kind", none)),
 		doc:    "Whether `text` denies `value` about `about` (\"not approved\", \"rejected\" for approved, \"I can't share it\" for the phrase \"share\") and asserts it nowhere about it. " + textDoc + aboutDoc + optsDoc},
 	{name: "read", ret: "list", fn: readFn,
@@ -116,13 +116,13 @@ var table = []member{
 	{name: "parse", ret: "struct", fn: parseFn,
 		params: starargs.Table{Params: []starargs.Param{req("value"), opt("kind", none)}},
 		doc:    "Reads one value as `claims.states` reads its `value`: a struct with `kind` and `value` (the normal form). Fails when a `kind` is given and the string holds none."},
-	{name: "state", ret: "claims.statement", fn: stateFn,
+	{name: "state", ret: "claims.statement", fn: statement("states"),
 		params: starargs.Table{Params: []starargs.Param{req("value"), opt("about", none), opt("kind", none)}},
 		doc:    "A statement a text must make, as `claims.states` checks it, for `judge(claims = [...])` or `s.holds(text)`. `str(s)` says it in words (what a judge model is told)."},
-	{name: "state_only", ret: "claims.statement", fn: stateOnlyFn,
+	{name: "state_only", ret: "claims.statement", fn: statement("states_only"),
 		params: starargs.Table{Params: []starargs.Param{req("values"), opt("kind", none), opt("about", none)}},
 		doc:    "A statement that no other value of the kind may be put forward, as `claims.states_only` checks it."},
-	{name: "deny", ret: "claims.statement", fn: denyFn,
+	{name: "deny", ret: "claims.statement", fn: statement("denies"),
 		params: starargs.Table{Params: []starargs.Param{req("value"), opt("about", none), opt("kind", none)}},
 		doc:    "A denial a text must make, as `claims.denies` checks it."},
 }
@@ -385,16 +385,9 @@ func charge(th *starlark.Thread, text string) {
 
 // ---- the functions ----
 
-func statesFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
-	return check(c, "states")
-}
-
-func deniesFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
-	return check(c, "denies")
-}
-
-func statesOnlyFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
-	return check(c, "states_only")
+// checker is the builtin that runs the statement fnName on a text.
+func checker(fnName string) func(*starlark.Thread, string, *call) (starlark.Value, error) {
+	return func(th *starlark.Thread, fn string, c *call) (starlark.Value, error) { return check(c, fnName) }
 }
 
 // check runs one statement on the call's text.
@@ -524,16 +517,9 @@ func parseFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
 	}), nil
 }
 
-func stateFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
-	return newStatement(c, "states")
-}
-
-func stateOnlyFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
-	return newStatement(c, "states_only")
-}
-
-func denyFn(th *starlark.Thread, fn string, c *call) (starlark.Value, error) {
-	return newStatement(c, "denies")
+// statement is the builtin that makes the statement fnName a value.
+func statement(fnName string) func(*starlark.Thread, string, *call) (starlark.Value, error) {
+	return func(th *starlark.Thread, fn string, c *call) (starlark.Value, error) { return newStatement(c, fnName) }
 }
 
 func newStatement(c *call, fnName string) (starlark.Value, error) {

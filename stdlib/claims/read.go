@@ -56,6 +56,7 @@ type sentence struct {
 	header   []span
 	table    bool
 	cont     bool  // continues the previous sentence: it starts with an anaphor, a correction, "or", "and" or a value
+	condCont bool  // a condition on the previous sentence ("If that's not right, try 17:00"): every clause goes on with it
 	corr     bool  // starts with a correction: every clause of it is about what the previous sentence was about
 	prev     int   // the previous sentence of its block, -1
 	children []int // for a heading: the sentences under it
@@ -130,9 +131,20 @@ func read(text string, opt Options) *Doc {
 	return d
 }
 
-// rates marks the amounts and counts that are rates: "8.33 SDR per kg", "EUR 2.50/kg", "EUR
-// 10.80 each".
+// rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
+// 10.80 each") and the parts of a whole ("3 of the 48 racks").
 func (d *Doc) rates(ms []*mention) {
+	// "3 of the 48 racks", "81 of 88": a part and its whole
+	for k := 0; k+1 < len(ms); k++ {
+		x, y := ms[k], ms[k+1]
+		if (x.Kind != Count && x.Kind != Number) || (y.Kind != Count && y.Kind != Number) || x.Role != "" || y.Role != "" {
+			continue
+		}
+		t := x.t1
+		if t < len(d.toks) && d.toks[t].low == "of" && (y.t0 == t+1 || y.t0 == t+2 && d.toks[t+1].low == "the") {
+			x.Role, y.Role = "part", "whole"
+		}
+	}
 	for _, m := range ms {
 		switch m.Kind {
 		case Money, Count, Number, Percent:
@@ -607,7 +619,7 @@ func isSeparatorRow(d *Doc, t0, t1 int) bool {
 }
 
 // contStarters start a sentence that continues the previous one.
-var contStarters = words(`or and also plus but otherwise alternatively else failing instead rather though`)
+var contStarters = words(`or and also plus but otherwise alternatively else failing instead rather though backup fallback`)
 
 // markCont marks a sentence that continues the previous one.
 func (d *Doc) markCont(s *sentence) {
@@ -619,6 +631,33 @@ func (d *Doc) markCont(s *sentence) {
 		s.cont = true
 		return
 	}
+	for k, n := s.t0+1, 0; k < s.t1 && n < 4; k++ {
+		if d.toks[k].kind != tWord {
+			break
+		}
+		n++
+		if w := d.toks[k].low; (w == "her" || w == "him" || w == "his") && d.anaphor(k) {
+			s.cont = true // "You can reach her at …": about whom the previous sentence names
+			return
+		}
+	}
+	if openers[t.low] {
+		// "If that's not right, try 17:00", "If Dirk is back in time, it stays on Thursday": an
+		// anaphor in the condition or at the start of the main clause
+		for k := s.t0 + 1; k+1 < s.t1; k++ {
+			if d.toks[k].low == "," {
+				if d.anaphor(k + 1) {
+					s.cont, s.condCont = true, true
+					return
+				}
+				break
+			}
+			if d.anaphor(k) && d.toks[k].low != "there" {
+				s.cont, s.condCont = true, true
+				return
+			}
+		}
+	}
 	for _, c := range corrections {
 		if d.startsWith(s.t0, s.t1, c) {
 			s.cont, s.corr = true, true
@@ -629,12 +668,13 @@ func (d *Doc) markCont(s *sentence) {
 
 // startsWith reports whether tokens t0.. start with the words of phrase.
 func (d *Doc) startsWith(t0, t1 int, phrase string) bool {
-	ws := strings.Fields(phrase)
 	j := t0
-	for _, w := range ws {
+	for phrase != "" {
+		w, rest, _ := strings.Cut(phrase, " ")
 		if j >= t1 || d.toks[j].low != w {
 			return false
 		}
+		phrase = rest
 		j++
 	}
 	return true
@@ -644,6 +684,7 @@ func (d *Doc) startsWith(t0, t1 int, phrase string) bool {
 
 func (d *Doc) items(s *sentence) {
 	mi := sort.Search(len(d.ments), func(i int) bool { return d.ments[i].t0 >= s.t0 })
+	s.items = make([]item, 0, s.t1-s.t0)
 	for k := s.t0; k < s.t1; {
 		if mi < len(d.ments) && d.ments[mi].t0 == k {
 			m := d.ments[mi]
@@ -887,8 +928,8 @@ func (d *Doc) stances(s *sentence) {
 	for _, it := range s.items {
 		if it.m == nil && it.word {
 			w := d.toks[it.t0].low
-			if nowWords[w] {
-				nowIn[it.clause] = true
+			if nowWords[w] && (w != "before" || it.t0+1 >= len(d.toks) || d.toks[it.t0+1].kind == tPunct) {
+				nowIn[it.clause] = true // "it was Wednesday before", not "45 min before the unit recovered"
 			}
 			if changeVerbs[w] {
 				hasChange = true
@@ -913,7 +954,8 @@ func (d *Doc) stances(s *sentence) {
 		tr := d.triggerAt(s, i)
 		if tr == nil {
 			it := s.items[i]
-			if it.m == nil && weakPast[d.toks[it.t0].low] && nearNow(it.clause) {
+			if c := s.clauses[it.clause]; it.m == nil && weakPast[d.toks[it.t0].low] &&
+				(nearNow(it.clause) || c.paren && c.start == "(" && i == c.i0) { // "(was Tuesdays at 14:00)"
 				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
 				ts, te = -1, -1
@@ -931,7 +973,7 @@ func (d *Doc) stances(s *sentence) {
 				i = end - 1
 				continue
 			}
-		} else if t.stance == Reported && !d.reportingSubject(s, i) {
+		} else if t.stance == Reported && (!d.reportingSubject(s, i) || nounlike[t.words] && d.reportNoun(s, end)) {
 			i = end - 1
 			continue
 		}
@@ -961,6 +1003,16 @@ func (d *Doc) stances(s *sentence) {
 			}
 			if end < len(s.items) && s.items[end].m != nil {
 				set(end, t.stance, name)
+				// "instead of Wednesday 14 January at 16:00": the day's time goes with it
+				k := end + 1
+				if k < len(s.items) && s.items[k].m == nil && (d.toks[s.items[k].t0].low == "at" || d.toks[s.items[k].t0].low == ",") {
+					k++
+				}
+				if x, y := s.items[end].m, k < len(s.items) && s.items[k].m != nil; y {
+					if z := s.items[k].m; (x.Kind == Date && z.Kind == Time) || (x.Kind == Time && z.Kind == Date) {
+						set(k, t.stance, name)
+					}
+				}
 			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
 				set(end+1, t.stance, name)
 			}
@@ -976,6 +1028,15 @@ func (d *Doc) stances(s *sentence) {
 			}
 			if t.dir&fwd != 0 {
 				d.scopeFwd(s, end, t.stance, name, set)
+				// a clause that holds only the trigger ("As far as I know, …", "Probably, …")
+				// looks forward a clause
+				if d.onlyTrigger(s, c, i, end) && s.items[i].clause+1 < len(s.clauses) &&
+					(t.stance == Hedged || t.stance == Conditional || t.stance == Past && d.toks[s.items[c.i1-1].t0].low == ":") {
+					n := s.clauses[s.items[i].clause+1]
+					for k := n.i0; k < n.i1; k++ {
+						set(k, t.stance, name)
+					}
+				}
 			}
 			if t.dir&back != 0 {
 				back := set
@@ -1004,6 +1065,19 @@ func (d *Doc) stances(s *sentence) {
 		i = end - 1
 	}
 	ts, te = -1, -1
+	if s.table {
+		// a column headed "Old", "Previous", "Was": its values are the old ones
+		for i := range s.items {
+			if m := s.items[i].m; m != nil && m.col >= 0 && m.col < len(s.header) {
+				for k := s.header[m.col].t0; k < s.header[m.col].t1; k++ {
+					if oldHeads[d.toks[k].low] {
+						set(i, Past, d.toks[k].low)
+						break
+					}
+				}
+			}
+		}
+	}
 	d.futureStatuses(s, set)
 	d.changes(s, hasChange, set)
 	d.alternatives(s, set)
@@ -1096,10 +1170,21 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 		return // the trigger ended its clause
 	}
 	n := 0
-	for j := i; j < len(s.items) && s.items[j].clause == ci; j++ {
+	for j := i; j < len(s.items); j++ {
+		if s.items[j].clause != ci {
+			// "did not post or send the password": a negation covers the verb joined by "or"
+			c := s.clauses[s.items[j].clause]
+			if st != Negated || c.own || (c.start != "or" && c.start != "nor") {
+				return
+			}
+			ci = s.items[j].clause
+		}
 		it := s.items[j]
 		if it.m == nil && terminators[d.toks[it.t0].low] {
 			return
+		}
+		if st == Past && it.m == nil && pastEnds[d.toks[it.t0].low] {
+			return // "originally planned for 14:00 will now start at 15:00"
 		}
 		if it.word {
 			n++
@@ -1110,6 +1195,12 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 		set(j, st, name)
 	}
 }
+
+// oldHeads head a table column of old values.
+var oldHeads = words(`old previous was former prior before`)
+
+// pastEnds end the scope of a past trigger: what follows them is the value now.
+var pastEnds = words(`now new currently instead today`)
 
 // predicateBefore reports whether a value other than a name or an id stands before item i in its
 // clause: "VF-88402 was scanned as delivered by mistake" denies the status, not the shipment.
@@ -1205,6 +1296,26 @@ func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int
 	}
 }
 
+// nounlike are the reporting words that are nouns too.
+var nounlike = words(`claims claim reports report notes note states mentions`)
+
+// reportNoun reports whether a reporting word is a noun by what follows it (item end): "customer
+// claims on 31 December: 24", "claims were open", "the claims: 3".
+func (d *Doc) reportNoun(s *sentence, end int) bool {
+	if end >= len(s.items) {
+		return true
+	}
+	it := s.items[end]
+	if it.m != nil {
+		return it.m.Kind == Number || it.m.Kind == Count
+	}
+	switch d.toks[it.t0].low {
+	case "on", "of", "for", "in", "from", "at", "with", "by", "per", ":", ",", ".", ")", "were", "are", "was", "is", "and", "or":
+		return true
+	}
+	return false
+}
+
 // reportingSubject reports whether the reporting verb at item i has somebody else as its subject:
 // a person's name, a pronoun, a role or a capitalised word; not "I" or "we", and not a document
 // ("the sheet says 14:30" is the writer's own statement).
@@ -1230,7 +1341,8 @@ func (d *Doc) reportingSubject(s *sentence, i int) bool {
 		case "i", "we", "as":
 			return false
 		case "he", "she", "they", "you", "someone", "somebody", "everyone", "customer", "supplier", "driver", "carrier",
-			"manager", "colleague", "client", "caller", "sender", "boss", "team", "vendor":
+			"manager", "colleague", "client", "caller", "sender", "boss", "team", "vendor", "broker", "forwarder",
+			"dispatcher", "planner", "inspector", "auditor", "garage", "mechanic", "lawyer", "accountant", "bank", "agent":
 			return true
 		}
 		t := d.toks[it.t0]
@@ -1345,8 +1457,8 @@ func (d *Doc) changes(s *sentence, hasChange bool, set func(int, Stance, string)
 			d.movedTo(s, i, set)
 		}
 		if (l == "→" || l == "⇒") || (l == "-" && i+1 < len(s.items) && s.items[i+1].m == nil && d.toks[s.items[i+1].t0].low == ">") {
-			if i > 0 && s.items[i-1].m != nil {
-				set(i-1, Past, "→")
+			if m := s.items[max(i-1, 0)].m; i > 0 && m != nil && !(m.Kind == Name && d.nameClass(m.nameKey) == Place) {
+				set(i-1, Past, "→") // not a route: "Rotterdam -> Utrecht"
 			}
 		}
 	}
@@ -1458,7 +1570,8 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				case or:
 					set(prev, Hedged, "or")
 					set(i, Hedged, "or")
-				case rng && x.Kind != Time && x.Kind != Date && x.Role == "" && y.Role == "" && px != Past:
+				case rng && (family(x.Kind) == Number || x.Kind == Duration) && x.Role == "" && y.Role == "" && px != Past:
+					// only amounts make a range: "Rotterdam -> Utrecht", "to Lotte, … to Greta" do not
 					set(prev, Hedged, "range")
 					set(i, Hedged, "range")
 				}
@@ -1564,13 +1677,18 @@ func (d *Doc) shortValue(s *sentence, c clause) bool {
 // determiner: a conjunct ("VF-403", "and INV-2042").
 func (d *Doc) bare(s *sentence, c clause) bool {
 	n, vals := 0, 0
+	var kind Kind
 	for i := c.i0; i < c.i1; i++ {
 		it := s.items[i]
 		if !it.word {
 			continue
 		}
 		if it.m != nil {
+			if vals > 0 && it.m.Kind != kind {
+				return false // "Tom Willems 13:30": a name with its value says all it says
+			}
 			vals++
+			kind = it.m.Kind
 			continue
 		}
 		if w := d.toks[it.t0].low; w == "and" || w == "or" || determiners[w] || w == "both" {
@@ -1664,7 +1782,7 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 			out = append(out, span{cs.t0, cs.t1})
 		}
 	}
-	if (first || s.corr) && s.cont && s.prev >= 0 && !own {
+	if (first || s.corr || s.condCont) && s.cont && s.prev >= 0 && (!own || s.condCont) {
 		p := d.sents[s.prev]
 		out = append(out, span{p.t0, p.t1})
 		for _, h := range p.ctx {
@@ -1723,7 +1841,7 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 			return k
 		}
 	}
-	if (first || s.corr) && s.cont && s.prev >= 0 {
+	if (first || s.corr || s.condCont) && s.cont && s.prev >= 0 {
 		p := d.sents[s.prev]
 		if k := d.nearest(p, 0, len(p.items), len(p.items), class); k != "" {
 			return k

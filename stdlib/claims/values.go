@@ -94,9 +94,26 @@ func (sc *scanner) at(i int) int {
 			}
 			return sc.skipAttached(i) // "Q3", "A4": part of a word
 		}
+		if j := sc.numID(i); j > i {
+			return j
+		}
+		if u := sc.tok(i + 1); u != nil && t.e-t.s == 4 && u.sp && u.kind == tWord && u.e-u.s == 2 && strings.ToUpper(d.src[u.s:u.e]) == d.src[u.s:u.e] {
+			if n := sc.tok(i + 2); n == nil || n.kind != tWord || strings.ToUpper(d.src[n.s:n.s+1]) == d.src[n.s:n.s+1] {
+				sc.add(ID, i, i+2, t.low+" "+strings.ToUpper(sc.low(i+1))) // a Dutch postcode: "1505 HX Zaandam"
+				return i + 2
+			}
+		}
+		if refWords[sc.low(i-1)] && i > sc.t0 {
+			// "clause 9.3", "section 4", "page 12": a reference, no value
+			j := i + 1
+			for j+1 < sc.t1 && (sc.low(j) == "." || sc.low(j) == "-") && sc.attached(j) && sc.tok(j+1).kind == tNum && sc.attached(j+1) {
+				j += 2
+			}
+			return j
+		}
 		for _, f := range []func(int) int{sc.isoDate, sc.numericDate, sc.phone, sc.clock, sc.dayMonth, sc.quantity} {
 			if j := f(i); j > i {
-				return j
+				return sc.bracketWeekday(j)
 			}
 		}
 	case tPunct:
@@ -115,12 +132,67 @@ func (sc *scanner) at(i int) int {
 	case tWord:
 		for _, f := range []func(int) int{sc.attachedID, sc.wordDate, sc.wordTime, sc.phoneCue, sc.quantity, sc.name, sc.status} {
 			if j := f(i); j > i {
-				return j
+				return sc.bracketWeekday(j)
 			}
 		}
 	}
 	return i
 }
+
+// bracketWeekday takes a weekday in brackets after a date ending at j into it: "22/01 (a
+// Thursday)", "8 January (Thu)"; a weekday that disagrees marks the date's conflict.
+func (sc *scanner) bracketWeekday(j int) int {
+	if len(sc.out) == 0 || sc.out[len(sc.out)-1].Kind != Date || sc.out[len(sc.out)-1].t1 != j || sc.low(j) != "(" {
+		return j
+	}
+	k := j + 1
+	if w := sc.low(k); w == "a" || w == "an" {
+		k++
+	}
+	wd, e := sc.weekday(k)
+	if wd < 0 || sc.low(e) != ")" {
+		return j
+	}
+	m := sc.out[len(sc.out)-1]
+	m.t1 = e + 1
+	if !m.day.IsZero() && int(m.day.Weekday()) != wd {
+		m.conflict, m.weekday = true, wd
+	}
+	return e + 1
+}
+
+// numID reads an id that starts with digits and has capitals between hyphens: a plate
+// ("1-VFR-218"), a rack ("14-C").
+func (sc *scanner) numID(i int) int {
+	j, letters := i+1, false
+	for j+1 < sc.t1 && sc.low(j) == "-" && sc.attached(j) && sc.attached(j+1) {
+		n := sc.d.toks[j+1]
+		if n.kind == tWord {
+			w := sc.d.src[n.s:n.e]
+			if len(w) > 4 || strings.ToUpper(w) != w {
+				return i
+			}
+			letters = true
+		} else if n.kind != tNum {
+			return i
+		}
+		j += 2
+	}
+	if !letters {
+		return i
+	}
+	if t := sc.tok(j); t != nil && !t.sp && (t.kind == tWord || t.kind == tNum) {
+		return i
+	}
+	sc.add(ID, i, j, sc.d.src[sc.d.toks[i].s:sc.d.toks[j-1].e])
+	return j
+}
+
+// tellVerbs are status words that also tell somebody something ("confirmed to Jonas").
+var tellVerbs = words(`confirmed confirm confirms approved`)
+
+// refWords name a part of a document: the number after them is a reference, no value.
+var refWords = words(`clause clauses section sections article articles paragraph chapter page pages appendix annex`)
 
 // skipAttached skips the digits and letters glued to a word ("Q3", "3rd").
 func (sc *scanner) skipAttached(i int) int {
@@ -284,7 +356,11 @@ func (sc *scanner) numericDate(i int) int {
 		if t := sc.tok(j); t != nil && !t.sp && (t.low == "%" || t.kind == tNum || t.kind == tWord) {
 			return i
 		}
-		if t := sc.tok(j); t != nil && t.kind == tWord && !functionWords[t.low] && !dateCues[sc.low(i-1)] {
+		prev := ""
+		if i > 0 {
+			prev = sc.d.toks[i-1].low
+		}
+		if t := sc.tok(j); t != nil && t.kind == tWord && !functionWords[t.low] && !personalPronouns[t.low] && !dateCues[prev] && !isMonthOrDay(prev) {
 			if _, _, ok := sc.meridiem(j); !ok {
 				return i
 			}
@@ -430,6 +506,28 @@ func (sc *scanner) wordDate(i int) int {
 				if e := f(k); e > k {
 					m := sub.out[len(sub.out)-1]
 					return sc.withWeekday(i, e, m, wd)
+				}
+			}
+			// "from Monday 19 to Friday 23 January": the month of the range's end
+			if n.e-n.s <= 2 && !sc.attached(k) {
+				q := k + 1
+				if sep := sc.low(q); sep == "to" || sep == "-" || sep == "–" || sep == "until" || sep == "till" || sep == "and" {
+					q++
+					if _, e := sc.weekday(q); e > q {
+						q = e
+					}
+					if d2 := sc.tok(q); d2 != nil && d2.kind == tNum && d2.e-d2.s <= 2 {
+						if mo, e := sc.month(q + 1); mo > 0 {
+							year, _ := sc.year(e)
+							if end := sc.finishDate(i, k+1, year, mo, atoi(n.low), wd); end > i {
+								m := sc.out[len(sc.out)-1]
+								if int(m.day.Weekday()) != wd {
+									m.conflict, m.weekday = true, wd
+								}
+								return end
+							}
+						}
+					}
 				}
 			}
 			// "Thursday the 8th": the day of the written month
@@ -691,7 +789,11 @@ func (sc *scanner) clockAt(i int, iso bool) int {
 		(sep == "and" && sc.low(i-1) == "between") {
 		if h2, mi2, j2, ok2 := sc.hm(k+1, false); ok2 {
 			h2, mi2, j2 = sc.ampm(h2, mi2, j2)
+			_, _, startAP := sc.meridiem(j)
 			h, mi, j = sc.ampm(h, mi, j)
+			if pm, ok := sc.meridiemIn(k+1, j2); ok && pm && !startAP && h < 12 && (h+12)*60+mi <= h2*60+mi2 {
+				h += 12 // "1:30-2:15 pm": the start in the afternoon too
+			}
 			sc.addTime(i, j, h, mi, "start", sc.zone(j2))
 			sc.addTime(k+1, j2, h2, mi2, "end", sc.zone(j2))
 			return sc.zoneEnd(j2)
@@ -820,6 +922,16 @@ func (sc *scanner) meridiem(i int) (pm bool, j int, ok bool) {
 		}
 	}
 	return false, i, false
+}
+
+// meridiemIn reports the am/pm written between tokens a and b, if any.
+func (sc *scanner) meridiemIn(a, b int) (pm, ok bool) {
+	for i := a; i < b; i++ {
+		if p, _, found := sc.meridiem(i); found {
+			return p, true
+		}
+	}
+	return false, false
 }
 
 // ampm applies an am/pm after a time read without one ("2:30 pm" is read by hm already; this
@@ -1074,7 +1186,8 @@ func (sc *scanner) phoneAt(i int, cued bool) int {
 // unitStop are words after a number that are not the unit of a count.
 var unitStop = words(`am pm a an the and or but of in on at by for to from with per via is are was were be
 	this that these those it its th st nd rd o'clock h hrs uhr percent pct k m mn bn million billion thousand
-	times x more less than over under euros euro dollars pounds eur usd gbp minus plus p.m a.m utc cet cest gmt`)
+	times x more less than over under euros euro dollars pounds eur usd gbp minus plus p.m a.m utc cet cest gmt
+	since because until till when while after before unless if so as each apiece`)
 
 // countAdjectives may stand between a number and the unit of a count ("2 other offers").
 var countAdjectives = words(`other more extra additional new full empty open free remaining separate further spare
@@ -1236,8 +1349,8 @@ func (sc *scanner) quantity(i int) int {
 			return e
 		}
 	}
-	if isWord {
-		return i // a number word alone is not read
+	if isWord && sc.low(i-1) != ":" {
+		return i // a number word alone is not read, but after a label it is ("Failed racks: three")
 	}
 	m := sc.add(Number, i, end, val.String())
 	m.num = val
@@ -1497,6 +1610,12 @@ func (sc *scanner) status(i int) int {
 	}
 	if sc.low(i-1) == "feel" && w.word.word == "free" {
 		return i
+	}
+	if tellVerbs[sc.low(i)] && sc.low(best) == "to" {
+		// "confirmed to Jonas", "confirmed it to the customer": told, no status
+		if n := sc.tok(best + 1); n != nil && n.kind == tWord && (personalPronouns[n.low] || n.low == "the" || d.src[n.s] >= 'A' && d.src[n.s] <= 'Z') {
+			return best
+		}
 	}
 	m := sc.add(Status, i, best, w.word.pole)
 	m.axis = w.word.axis
