@@ -169,7 +169,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestValidateCorpusMatchesInProcess(t *testing.T) {
-	t.Parallel()
+	// not in parallel: a corpus-wide or load test, it keeps both cores busy on its own
 	if testing.Short() {
 		t.Skip("validates the whole built-in corpus, here and in workers")
 	}

@@ -586,7 +586,7 @@ func TestIDsSkipExistingTraces(t *testing.T) {
 // Every task of the built-in corpus at once, a session each, driven with its oracle's actions
 // in parallel: each verdict is the one the oracle got in process.
 func TestManySessionsInParallel(t *testing.T) {
-	t.Parallel()
+	// not in parallel: a corpus-wide or load test, it keeps both cores busy on its own
 	_, tasks := builtin()
 	require.GreaterOrEqual(t, len(tasks), 50)
 	_, c := newServer(t, serve.Options{MaxSessions: len(tasks)})

@@ -136,7 +136,7 @@ func TestCorpusReadmeTable(t *testing.T) {
 
 // TestCorpusValidatesStrict: every task of the built-in corpus is ok, with no warning.
 func TestCorpusValidatesStrict(t *testing.T) {
-	t.Parallel()
+	// not in parallel: a corpus-wide or load test, it keeps both cores busy on its own
 	if testing.Short() {
 		t.Skip("validates the whole built-in corpus")
 	}
@@ -168,7 +168,7 @@ func TestCorpusExamples(t *testing.T) {
 
 // TestCorpusTracesReplay: the oracle trace of every corpus task replays exactly.
 func TestCorpusTracesReplay(t *testing.T) {
-	t.Parallel()
+	// not in parallel: a corpus-wide or load test, it keeps both cores busy on its own
 	if testing.Short() {
 		t.Skip("runs and replays every task of the built-in corpus")
 	}
