@@ -138,10 +138,11 @@ func (c *Calendar) Add(e Event) (string, error) {
 		return "", err
 	}
 	_ = s.begin()
-	s.cal.next++
-	e.ID = "e" + strconv.Itoa(s.cal.next)
-	ne := newEventEntry(e, start, end, s.cal.next)
-	s.cal.put(ne)
+	cal := s.calw()
+	cal.next++
+	e.ID = "e" + strconv.Itoa(cal.next)
+	ne := newEventEntry(e, start, end, cal.next)
+	cal.put(ne)
 	s.record(Action{Kind: KindEvent, Op: "add", Key: e.ID, after: ne})
 	return e.ID, nil
 }
@@ -235,7 +236,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 	ne := newEventEntry(e, start, end, old.num)
 	if ne.sum != old.sum {
 		_ = s.begin()
-		s.cal.put(ne)
+		s.calw().put(ne)
 		s.record(Action{Kind: KindEvent, Op: "update", Key: id, before: old, after: ne})
 	}
 	return e.clone(), nil
@@ -252,8 +253,9 @@ func (c *Calendar) Remove(id string) error {
 		return fmt.Errorf("no event %s", id)
 	}
 	_ = s.begin()
-	s.cal.byID.Delete(id)
-	s.cal.drop(old)
+	cal := s.calw()
+	cal.byID.Delete(id)
+	cal.drop(old)
 	s.record(Action{Kind: KindEvent, Op: "remove", Key: id, before: old})
 	return nil
 }

@@ -176,8 +176,9 @@ func (fs *Files) Write(p, content string) error {
 	}
 	e := &fileEntry{content: content, sum: sha256.Sum256([]byte(content))}
 	_ = s.begin()
-	s.fs.addParents(p)
-	s.fs.put(p, e)
+	f := s.fsw()
+	f.addParents(p)
+	f.put(p, e)
 	a := Action{Kind: KindFile, Op: "write", Key: p, after: e}
 	if exists {
 		a.before = old
@@ -323,7 +324,7 @@ func (fs *Files) Remove(p string) error {
 	}
 	if e, ok := s.fs.file(p); ok {
 		_ = s.begin()
-		s.fs.del(p)
+		s.fsw().del(p)
 		s.record(Action{Kind: KindFile, Op: "remove", Key: p, before: e})
 		return nil
 	}
@@ -331,15 +332,16 @@ func (fs *Files) Remove(p string) error {
 		return fmt.Errorf("no such file or folder: %s", p)
 	}
 	_ = s.begin()
-	files, dirs := s.fs.subtree(p)
+	f := s.fsw()
+	files, dirs := f.subtree(p)
 	for _, q := range files {
-		e, _ := s.fs.file(q)
+		e, _ := f.file(q)
 		s.record(Action{Kind: KindFile, Op: "remove", Key: q, before: e})
-		s.fs.del(q)
+		f.del(q)
 	}
 	s.record(Action{Kind: KindFolder, Op: "remove", Key: p})
 	for _, q := range dirs {
-		s.fs.del(q)
+		f.del(q)
 	}
 	return nil
 }
@@ -396,25 +398,26 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 		return "", fmt.Errorf("cannot move %s to %s: %v", src, target, err)
 	}
 	_ = s.begin()
-	s.fs.addParents(target)
+	f := s.fsw()
+	f.addParents(target)
 	if srcFile {
-		e, _ := s.fs.file(src)
-		s.fs.del(src)
-		s.fs.put(target, e)
+		e, _ := f.file(src)
+		f.del(src)
+		f.put(target, e)
 		s.record(Action{Kind: KindFile, Op: "move", Key: src, To: target, before: e, after: e})
 		return target, nil
 	}
-	files, dirs := s.fs.subtree(src)
+	files, dirs := f.subtree(src)
 	for _, q := range files {
-		e, _ := s.fs.file(q)
-		s.fs.del(q)
-		s.fs.put(target+q[len(src):], e)
+		e, _ := f.file(q)
+		f.del(q)
+		f.put(target+q[len(src):], e)
 		s.record(Action{Kind: KindFile, Op: "move", Key: q, To: target + q[len(src):], before: e, after: e})
 	}
 	s.record(Action{Kind: KindFolder, Op: "move", Key: src, To: target})
 	for _, q := range dirs {
-		s.fs.del(q)
-		s.fs.put(target+q[len(src):], nil)
+		f.del(q)
+		f.put(target+q[len(src):], nil)
 	}
 	return target, nil
 }
@@ -436,8 +439,9 @@ func (fs *Files) Mkdir(p string) error {
 		return fmt.Errorf("cannot make folder %s: %v", p, err)
 	}
 	_ = s.begin()
-	s.fs.addParents(p)
-	s.fs.put(p, nil)
+	f := s.fsw()
+	f.addParents(p)
+	f.put(p, nil)
 	s.record(Action{Kind: KindFolder, Op: "mkdir", Key: p})
 	return nil
 }
@@ -445,35 +449,19 @@ func (fs *Files) Mkdir(p string) error {
 // Glob returns the files (not folders) whose path matches pattern, sorted. The pattern is
 // cleaned like a path; within one segment "*", "?" and "[...]" work as in path.Match, and a
 // segment that is exactly "**" matches any number of segments, none included
-// ("/docs/**/*.md" matches "/docs/a.md" and "/docs/x/y/a.md"). It visits only the paths under
-// the pattern's leading segments that hold no wildcard.
+// ("/docs/**/*.md" matches "/docs/a.md" and "/docs/x/y/a.md"). It looks only at the paths
+// under the pattern's leading segments that hold no wildcard (GlobLooks counts them).
 func (fs *Files) Glob(pattern string) ([]string, error) {
-	clean, err := checkPath(pattern)
+	segs, dir, exact, err := globPlan(pattern)
 	if err != nil {
 		return nil, err
 	}
-	segs := strings.Split(clean[1:], "/")
-	// Collapse runs of "**", which would only make matching slower.
-	segs = slices.CompactFunc(segs, func(a, b string) bool { return a == "**" && b == "**" })
-	literal := len(segs) // the leading segments without a wildcard
-	for i, seg := range segs {
-		if _, err := path.Match(seg, ""); err != nil {
-			return nil, fmt.Errorf("bad glob pattern %q", pattern)
-		}
-		if literal == len(segs) && (seg == "**" || strings.ContainsAny(seg, `*?[\`)) {
-			literal = i
-		}
-	}
 	out := []string{}
-	if literal == len(segs) { // no wildcard: the path itself
-		if fs.IsFile(clean) {
-			out = append(out, clean)
-		}
-		return out, nil
-	}
-	dir := "/" + strings.Join(segs[:literal], "/")
-	if fs.IsFile(dir) && globMatch(segs, strings.Split(dir[1:], "/")) { // "/a/**" matches a file /a
+	if fs.IsFile(dir) && globMatch(segs, strings.Split(dir[1:], "/")) { // the pattern without a wildcard, or "/a/**" and a file /a
 		out = append(out, dir)
+	}
+	if exact {
+		return out, nil
 	}
 	for p, e := range fs.fs.inside(dir) {
 		if e != nil && globMatch(segs, strings.Split(p[1:], "/")) {
@@ -481,6 +469,47 @@ func (fs *Files) Glob(pattern string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// GlobLooks is the number of paths Glob looks at for pattern (1 for a bad one).
+func (fs *Files) GlobLooks(pattern string) int {
+	_, dir, exact, err := globPlan(pattern)
+	if err != nil || exact {
+		return 1
+	}
+	return 1 + fs.Inside(dir)
+}
+
+// globPlan cuts a glob pattern into its segments and finds the folder its leading segments
+// without a wildcard name; exact when no segment has one (dir is then the path).
+func globPlan(pattern string) (segs []string, dir string, exact bool, err error) {
+	clean, err := checkPath(pattern)
+	if err != nil {
+		return nil, "", false, err
+	}
+	segs = strings.Split(clean[1:], "/")
+	// Collapse runs of "**", which would only make matching slower.
+	segs = slices.CompactFunc(segs, func(a, b string) bool { return a == "**" && b == "**" })
+	literal := len(segs)
+	for i, seg := range segs {
+		if _, err := path.Match(seg, ""); err != nil {
+			return nil, "", false, fmt.Errorf("bad glob pattern %q", pattern)
+		}
+		if literal == len(segs) && (seg == "**" || strings.ContainsAny(seg, `*?[\`)) {
+			literal = i
+		}
+	}
+	return segs, "/" + strings.Join(segs[:literal], "/"), literal == len(segs), nil
+}
+
+// Inside is the number of files and folders inside folder dir, at any depth: O(log n).
+func (fs *Files) Inside(dir string) int {
+	dir = CleanPath(dir)
+	prefix, end := dir+"/", dir+"0" // "0" follows "/": every path inside dir sorts before end
+	if dir == "/" {
+		prefix, end = "/", "0"
+	}
+	return fs.fs.t.Rank(end) - fs.fs.t.Rank(prefix)
 }
 
 func globMatch(segs, parts []string) bool {

@@ -306,7 +306,7 @@ func (mb *Mail) SetAddress(a string) error {
 		return err
 	}
 	_ = s.begin()
-	s.mail.address = a
+	s.mailw().address = a
 	return nil
 }
 
@@ -327,13 +327,14 @@ type Delivery struct {
 // kept when not empty.
 func (s *State) addMessage(m Message, t time.Time) string {
 	_ = s.begin()
-	s.mail.next++
-	n := s.mail.next
+	mail := s.mailw()
+	mail.next++
+	n := mail.next
 	m.ID = "m" + strconv.Itoa(n)
 	if m.Thread == "" {
 		m.Thread = m.ID
 	}
-	s.mail.put(newMsgEntry(m, t, n))
+	mail.put(newMsgEntry(m, t, n))
 	return m.ID
 }
 
@@ -468,36 +469,40 @@ func (mb *Mail) Messages(f Filter) []Message {
 }
 
 // Select returns copies of at most limit messages (all of them when limit is negative) that
-// match f: the oldest first, or with newest the newest first. It walks the messages of f.Folder
-// (of every folder when it is "") in that order and stops at the limit, so the cost is the
-// messages it looks at, not the size of the mailbox.
+// match f: the oldest first, or with newest the newest first (see Scan).
 func (mb *Mail) Select(f Filter, newest bool, limit int) []Message {
 	out := []Message{}
 	if limit == 0 {
 		return out
 	}
-	for e := range mb.mail.scan(f.Folder, newest) {
-		if f.match(&e.m) {
-			if out = append(out, e.m.clone()); len(out) == limit {
-				break
-			}
+	for m := range mb.Scan(f, newest) {
+		if out = append(out, m.clone()); len(out) == limit {
+			break
 		}
 	}
 	return out
 }
 
-// Count is the number of messages that match f.
-func (mb *Mail) Count(f Filter) int {
-	if f == (Filter{}) {
-		return mb.mail.byID.Len()
-	}
-	n := 0
-	for e := range mb.mail.scan(f.Folder, false) {
-		if f.match(&e.m) {
-			n++
+// Scan yields the messages that match f, the oldest first or with newest the newest first,
+// without copying them: a message and its lists belong to the mailbox and must not be changed.
+// It walks the messages of f.Folder (of every folder when it is "") in that order, so a caller
+// that stops after a few pays for the messages it looked at, not for the size of the mailbox.
+func (mb *Mail) Scan(f Filter, newest bool) iter.Seq[*Message] {
+	return func(yield func(*Message) bool) {
+		for e := range mb.mail.scan(f.Folder, newest) {
+			if f.match(&e.m) && !yield(&e.m) {
+				return
+			}
 		}
 	}
-	return n
+}
+
+// InFolder is the number of messages in folder ("": in every folder): O(log n).
+func (mb *Mail) InFolder(folder string) int {
+	if folder == "" {
+		return mb.mail.byID.Len()
+	}
+	return mb.mail.index.Rank(folderEnd(folder)) - mb.mail.index.Rank(msgKey{folder: folder, sec: math.MinInt64})
 }
 
 // Folders returns the folders that hold at least one message, sorted.
@@ -662,7 +667,7 @@ func (s *State) replaceMessage(old *msgEntry, m Message, op string) {
 		op = "mark"
 	}
 	_ = s.begin()
-	s.mail.put(ne)
+	s.mailw().put(ne)
 	s.record(Action{Kind: KindMessage, Op: op, Key: m.ID, before: old, after: ne})
 }
 

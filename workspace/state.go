@@ -43,10 +43,15 @@ type State struct {
 	frozen bool
 	clock  time.Time
 	rng    rand.PCG
-	fs     fsSec
-	mail   mailSec
-	cal    calSec
-	db     dbSec
+	// fs, mail and cal are section headers (their maps, sums and counters), shared with forks and
+	// never written once shared: a write goes to a copy the state owns (own, fsw, mailw, calw),
+	// made at its first write to the section since it was forked. Keeping them out of line keeps
+	// a State, and so a fork, small.
+	fs   *fsSec
+	mail *mailSec
+	cal  *calSec
+	own  uint8 // the headers this state owns: ownFS | ownMail | ownCal
+	db   dbSec
 	// parts are the sections of services kept outside this package (parts.go), sorted by name;
 	// only those ever written are here. The slice is shared with forks: a write replaces it.
 	parts []partState
@@ -65,21 +70,57 @@ type State struct {
 func New(start time.Time, seed int64) *State {
 	s := &State{clock: start.UTC(), turn: -1}
 	s.rng = *rand.NewPCG(uint64(seed), pcgStream)
-	s.fs = newFsSec()
-	s.mail = newMailSec()
-	s.cal = newCalSec()
+	fs, mail, cal := newFsSec(), newMailSec(), newCalSec()
+	s.fs, s.mail, s.cal, s.own = &fs, &mail, &cal, ownFS|ownMail|ownCal
 	s.db = newDBSec()
 	return s
 }
 
+const (
+	ownFS = 1 << iota
+	ownMail
+	ownCal
+)
+
+// fsw returns the file system header to write: the state's own.
+func (s *State) fsw() *fsSec {
+	if s.own&ownFS == 0 {
+		c := *s.fs
+		s.fs, s.own = &c, s.own|ownFS
+	}
+	return s.fs
+}
+
+// mailw returns the mailbox header to write: the state's own.
+func (s *State) mailw() *mailSec {
+	if s.own&ownMail == 0 {
+		c := *s.mail
+		s.mail, s.own = &c, s.own|ownMail
+	}
+	return s.mail
+}
+
+// calw returns the calendar header to write: the state's own.
+func (s *State) calw() *calSec {
+	if s.own&ownCal == 0 {
+		c := *s.cal
+		s.cal, s.own = &c, s.own|ownCal
+	}
+	return s.cal
+}
+
 // Fork returns a new, writable state with the same content, clock and random-source position.
-// It copies no entry and no node: O(1). Forking never writes to s, so a frozen state may be
-// forked from many goroutines at once.
+// It copies no entry and no node: O(1). Forking a frozen state writes nothing to it, so it may
+// be forked from many goroutines at once; forking a writable state makes both sides copy a
+// section header at their next write to the section.
 func (s *State) Fork() *State {
 	c := &State{clock: s.clock, rng: s.rng, fs: s.fs, mail: s.mail, cal: s.cal, db: s.db, parts: s.parts,
 		format: s.format, hist: s.hist, actor: s.actor, turn: s.turn}
 	if h := s.hash.Load(); h != nil {
 		c.hash.Store(h)
+	}
+	if !s.frozen {
+		s.own = 0
 	}
 	return c
 }

@@ -179,7 +179,13 @@ func TestSumsAndDiffsFollowRandomChanges(t *testing.T) {
 		for step := range 400 {
 			if step%40 == 0 {
 				versions = append(versions, kept{s, s.Hash()})
+				// the state goes on in a fork, and a sibling fork of it changes too: neither
+				// changes the other nor the state they came from
+				sibling := s.Fork()
 				s = s.Fork()
+				for range 10 {
+					randomChange(r, sibling)
+				}
 			}
 			randomChange(r, s)
 			if step%20 != 0 {

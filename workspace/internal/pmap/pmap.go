@@ -251,6 +251,21 @@ func (m Map[K, V]) down(n *node[K, V], k K, yield func(K, V) bool) bool {
 	return true
 }
 
+// Rank is the number of keys before k: with Rank(hi)-Rank(lo), how many keys a range holds,
+// in O(log n).
+func (m Map[K, V]) Rank(k K) int {
+	r := 0
+	for n := m.root; n != nil; {
+		if m.cmp(k, n.key) <= 0 {
+			n = n.left
+			continue
+		}
+		r += n.left.sz() + 1
+		n = n.right
+	}
+	return r
+}
+
 // Ceil returns the first key at or after k, and its value.
 func (m Map[K, V]) Ceil(k K) (key K, v V, ok bool) {
 	for key, v := range m.From(k) {

@@ -157,6 +157,7 @@ func TestRanges(t *testing.T) {
 	assert.Equal(t, 90, k)
 	_, _, ok = New[int, int](cmp.Compare[int]).Max()
 	assert.False(t, ok)
+	assert.Equal(t, []int{0, 0, 1, 3, 3, 10, 10}, []int{m.Rank(-5), m.Rank(0), m.Rank(1), m.Rank(21), m.Rank(30), m.Rank(91), m.Rank(1000)})
 	// stopping early
 	n := 0
 	for range m.From(0) {
