@@ -274,6 +274,16 @@ func (d *DB) Get(coll, id string) (*jsonv.Object, bool) {
 	return jsonv.Clone(r.obj).(*jsonv.Object), true
 }
 
+// View returns record id of collection coll without copying it: it belongs to the state and
+// must not be changed (a caller that converts it, to Starlark or to JSON text, copies it then).
+func (d *DB) View(coll, id string) (*jsonv.Object, bool) {
+	r, ok := d.db.get(coll, id)
+	if !ok {
+		return nil, false
+	}
+	return r.obj, true
+}
+
 // Has reports whether collection coll holds record id.
 func (d *DB) Has(coll, id string) bool {
 	_, ok := d.db.get(coll, id)

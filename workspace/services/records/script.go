@@ -46,11 +46,11 @@ var wsMethods = []service.Method{
 			if err := a.Done(); err != nil {
 				return nil, err
 			}
-			rec, ok := st.DB().Get(coll, id)
+			rec, ok := st.DB().View(coll, id)
 			if !ok {
 				return starlark.None, nil
 			}
-			return starconv.FromJSON(rec), nil
+			return starconv.FromJSON(rec), nil // a new dict: the record is not shared
 		},
 		Doc: "Returns a copy of record id of collection as a dict (changing it changes nothing), or None when there is no such record. Whole numbers come back as int, others as float."},
 	{Name: "insert_many", Params: []service.Param{{Name: "collection"}, {Name: "records"}}, Ret: "list", Write: true,
@@ -104,7 +104,7 @@ var wsMethods = []service.Method{
 			if err := a.Charge(st.DB().Count(coll, nil)); err != nil { // every record is looked at
 				return nil, err
 			}
-			return recordList(st.DB().Find(coll, eq)), nil
+			return recordList(st.DB().Scan(coll, eq)), nil
 		},
 		Doc: "Returns copies of the records of collection whose fields equal every keyword argument given (find(\"tickets\", status = \"open\")), in insertion order. A field a record lacks equals only None. A collection that does not exist gives []. Only the records that match are copied; it costs a step per record of the collection."},
 	{Name: "count", Params: []service.Param{{Name: "collection"}, {Name: "**equal_fields"}}, Ret: "int",
@@ -128,7 +128,7 @@ var wsMethods = []service.Method{
 			if err := a.Done(); err != nil {
 				return nil, err
 			}
-			return recordList(st.DB().All(coll)), nil
+			return recordList(st.DB().Scan(coll, nil)), nil
 		},
 		Doc: "Returns copies of every record of collection, in insertion order; [] for a collection that does not exist."},
 	{Name: "update", Params: []service.Param{{Name: "collection"}, {Name: "id"}, {Name: "**fields"}}, Ret: "dict", Write: true,
@@ -263,10 +263,12 @@ func objectOf(v jsonv.Value) (*jsonv.Object, error) {
 	return nil, fmt.Errorf("got a JSON %s, want an object", jsonv.TypeName(v))
 }
 
-func recordList(recs []*jsonv.Object) starlark.Value {
-	out := make([]starlark.Value, len(recs))
-	for i, r := range recs {
-		out[i] = starconv.FromJSON(r)
+// recordList converts the records recs yields to a list of new dicts (the records themselves
+// are not copied first: converting them copies them).
+func recordList(recs iter.Seq[*jsonv.Object]) starlark.Value {
+	out := []starlark.Value{}
+	for r := range recs {
+		out = append(out, starconv.FromJSON(r))
 	}
 	return starlark.NewList(out)
 }
