@@ -138,19 +138,30 @@ func under(p, dir string) bool {
 
 // checkParents fails when a folder above p is a file.
 func (f *fsSec) checkParents(p string) error {
+	_, err := f.missingParents(p)
+	return err
+}
+
+// missingParents returns the folders above p that do not exist yet, outermost first, and fails
+// when one above p is a file: one look-up per folder.
+func (f *fsSec) missingParents(p string) ([]string, error) {
+	var missing []string
 	for _, d := range parents(p) {
-		if _, ok := f.file(d); ok {
-			return fmt.Errorf("%s is a file, not a folder", d)
+		e, ok := f.t.Get(d)
+		switch {
+		case !ok:
+			missing = append(missing, d)
+		case e != nil:
+			return nil, fmt.Errorf("%s is a file, not a folder", d)
 		}
 	}
-	return nil
+	return missing, nil
 }
 
 func (f *fsSec) addParents(p string) {
-	for _, d := range parents(p) {
-		if !f.isDir(d) {
-			f.put(d, nil)
-		}
+	missing, _ := f.missingParents(p)
+	for _, d := range missing {
+		f.put(d, nil)
 	}
 }
 
@@ -164,20 +175,23 @@ func (fs *Files) Write(p, content string) error {
 	if len(content) > limits.FileSize {
 		return fmt.Errorf("cannot write %s: %d bytes is over the %s limit of a file", p, len(content), limits.Bytes(limits.FileSize))
 	}
-	if s.fs.isDir(p) {
+	old, exists := s.fs.t.Get(p)
+	if p == "/" || exists && old == nil {
 		return fmt.Errorf("cannot write %s: it is a folder", p)
 	}
-	if err := s.fs.checkParents(p); err != nil {
+	missing, err := s.fs.missingParents(p)
+	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", p, err)
 	}
-	old, exists := s.fs.file(p)
 	if exists && old.content == content {
 		return nil // nothing changes
 	}
 	e := &fileEntry{content: content, sum: sha256.Sum256([]byte(content))}
 	_ = s.begin()
 	f := s.fsw()
-	f.addParents(p)
+	for _, d := range missing {
+		f.put(d, nil)
+	}
 	f.put(p, e)
 	a := Action{Kind: KindFile, Op: "write", Key: p, after: e}
 	if exists {

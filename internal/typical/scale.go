@@ -25,9 +25,14 @@ func ScaleRecord(i int) *jsonv.Object {
 func ScalePath(i int) string { return fmt.Sprintf("/data/d%03d/f%06d.txt", i%500, i) }
 
 // Scale adds n files (ScalePath), n messages (m1 … in inbox and archive) and n records
-// (collection "orders", ScaleRecord) to st.
+// (collection "orders", ScaleRecord) to st, and 20 files in /docs, whatever n is.
 func Scale(st *workspace.State, n int) error {
 	fs, mail, db := st.Files(), st.Mail(), st.DB()
+	for i := range 20 {
+		if err := fs.Write(fmt.Sprintf("/docs/note%02d.md", i), "a note\n"); err != nil {
+			return err
+		}
+	}
 	for i := range n {
 		if err := fs.Write(ScalePath(i), "line of text "+strconv.Itoa(i)+"\n"); err != nil {
 			return err
@@ -80,7 +85,7 @@ func ScaleCallArgs(tool string, n, i int) *jsonv.Object {
 	case "fs_read":
 		return jsonv.NewObject("path", ScalePath(e))
 	case "fs_list":
-		return jsonv.NewObject("path", fmt.Sprintf("/data/d%03d", e%500))
+		return jsonv.NewObject("path", "/docs") // the same 20 files at every size
 	case "mail_mark":
 		return jsonv.NewObject("id", "m"+strconv.Itoa(1+e), "read", i%2 == 0, "labels", []jsonv.Value{"l" + strconv.Itoa(i)})
 	case "mail_list":
