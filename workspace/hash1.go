@@ -14,22 +14,45 @@ import (
 func (s *State) hash1() [32]byte {
 	b := make([]byte, 0, 256)
 	b = appendStr(b, hashLabel[HashFormat1])
-	fh := s.fs.sum1()
+	fh := sum1(appendStr(nil, "files"), s.fs.t.Len(), func(yield func(string, []byte) bool) {
+		for p, e := range s.fs.t.All() { // byte order
+			mark := []byte{'d'}
+			if e != nil {
+				mark = append([]byte{'f'}, e.sum[:]...)
+			}
+			if !yield(p, mark) {
+				return
+			}
+		}
+	})
 	b = append(b, fh[:]...)
-	mh := sum1ByID(s.mail.byID.All(), "mail", func(e *msgEntry) *[32]byte { return &e.sum })
+	mh := sum1ByID(s.mail.byID.All(), appendStr(nil, "mail"), func(e *msgEntry) *[32]byte { return &e.sum })
 	b = append(b, mh[:]...)
 	b = appendStr(b, s.mail.address)
 	b = appendUint(b, uint64(s.mail.next))
-	ch := sum1ByID(s.cal.byID.All(), "calendar", func(e *eventEntry) *[32]byte { return &e.sum })
+	ch := sum1ByID(s.cal.byID.All(), appendStr(nil, "calendar"), func(e *eventEntry) *[32]byte { return &e.sum })
 	b = append(b, ch[:]...)
 	b = appendUint(b, uint64(s.cal.next))
-	dh := s.db.sum1()
+	dh := sum1(appendStr(nil, "db"), s.db.colls.Len(), func(yield func(string, []byte) bool) {
+		for name, c := range s.db.colls.All() { // each collection: its counter, its records in insertion order
+			h := sum1(appendUint(nil, uint64(c.next)), c.byID.Len(), func(yield func(string, []byte) bool) {
+				for _, r := range c.bySeq.All() {
+					if !yield(r.id(), r.sum[:]) {
+						return
+					}
+				}
+			})
+			if !yield(name, h[:]) {
+				return
+			}
+		}
+	})
 	b = append(b, dh[:]...)
 	for _, ps := range s.parts {
 		if ps.t.empty() {
 			continue
 		}
-		h := ps.t.sum1(ps.p.Name)
+		h := sum1ByID(ps.t.items.All(), appendInt(appendStr(nil, ps.p.Name), ps.t.next), func(it *partItem) *[32]byte { return &it.d })
 		b = append(b, h[:]...)
 	}
 	b = appendInt(b, s.clock.Unix())
@@ -37,27 +60,19 @@ func (s *State) hash1() [32]byte {
 	return sha256.Sum256(b)
 }
 
-// sum1 hashes the files and folders: each path in byte order (the map's order), with the file's
-// digest or a mark for a folder.
-func (f *fsSec) sum1() [32]byte {
-	b := make([]byte, 0, 16+f.t.Len()*64)
-	b = appendStr(b, "files")
-	b = appendUint(b, uint64(f.t.Len()))
-	for p, e := range f.t.All() {
-		b = appendStr(b, p)
-		if e != nil {
-			b = append(b, 'f')
-			b = append(b, e.sum[:]...)
-		} else {
-			b = append(b, 'd')
-		}
+// sum1 hashes a head, then the number of entries and each entry: its key and what follows it.
+func sum1(head []byte, n int, entries func(yield func(key string, rest []byte) bool)) [32]byte {
+	b := appendUint(head, uint64(n))
+	for k, rest := range entries {
+		b = appendStr(b, k)
+		b = append(b, rest...)
 	}
 	return sha256.Sum256(b)
 }
 
-// sum1ByID hashes messages or events under a label: their number, then each id and digest in
-// byte order of the ids.
-func sum1ByID[E any](all func(yield func(string, E) bool), label string, digest func(E) *[32]byte) [32]byte {
+// sum1ByID hashes messages, events or a part's entries after a head: each id and digest in byte
+// order of the ids (format 1 sorted them so, whatever order the listings use).
+func sum1ByID[E any](all func(yield func(string, E) bool), head []byte, digest func(E) *[32]byte) [32]byte {
 	type kv struct {
 		k string
 		d *[32]byte
@@ -67,52 +82,11 @@ func sum1ByID[E any](all func(yield func(string, E) bool), label string, digest 
 		items = append(items, kv{k, digest(e)})
 	}
 	slices.SortFunc(items, func(a, b kv) int { return strings.Compare(a.k, b.k) })
-	b := make([]byte, 0, 16+len(items)*40)
-	b = appendStr(b, label)
-	b = appendUint(b, uint64(len(items)))
-	for _, it := range items {
-		b = appendStr(b, it.k)
-		b = append(b, it.d[:]...)
-	}
-	return sha256.Sum256(b)
-}
-
-// sum1 hashes the collections by name, each with its counter and its records in insertion order.
-func (d *dbSec) sum1() [32]byte {
-	b := make([]byte, 0, 16+d.colls.Len()*48)
-	b = appendStr(b, "db")
-	b = appendUint(b, uint64(d.colls.Len()))
-	for name, c := range d.colls.All() {
-		b = appendStr(b, name)
-		cb := make([]byte, 0, 16+c.byID.Len()*40)
-		cb = appendUint(cb, uint64(c.next))
-		cb = appendUint(cb, uint64(c.byID.Len()))
-		for _, r := range c.bySeq.All() {
-			cb = appendStr(cb, r.id())
-			cb = append(cb, r.sum[:]...)
+	return sum1(head, len(items), func(yield func(string, []byte) bool) {
+		for _, it := range items {
+			if !yield(it.k, it.d[:]) {
+				return
+			}
 		}
-		cs := sha256.Sum256(cb)
-		b = append(b, cs[:]...)
-	}
-	return sha256.Sum256(b)
-}
-
-// sum1 hashes a part: its name, counter, then each key and entry digest, the keys in byte
-// order (format 1 sorted them so, whatever order the part's listings use).
-func (t *partTable) sum1(name string) [32]byte {
-	var keys []string
-	for k := range t.items.All() {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b := make([]byte, 0, 32+len(keys)*48)
-	b = appendStr(b, name)
-	b = appendInt(b, t.next)
-	b = appendUint(b, uint64(len(keys)))
-	for _, k := range keys {
-		it, _ := t.items.Get(k)
-		b = appendStr(b, k)
-		b = append(b, it.d[:]...)
-	}
-	return sha256.Sum256(b)
+	})
 }

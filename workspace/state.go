@@ -82,31 +82,20 @@ const (
 	ownCal
 )
 
-// fsw returns the file system header to write: the state's own.
-func (s *State) fsw() *fsSec {
-	if s.own&ownFS == 0 {
-		c := *s.fs
-		s.fs, s.own = &c, s.own|ownFS
-	}
-	return s.fs
-}
+// fsw, mailw and calw return the header of their section to write: the state's own.
+func (s *State) fsw() *fsSec     { return owned(s, ownFS, &s.fs) }
+func (s *State) mailw() *mailSec { return owned(s, ownMail, &s.mail) }
+func (s *State) calw() *calSec   { return owned(s, ownCal, &s.cal) }
 
-// mailw returns the mailbox header to write: the state's own.
-func (s *State) mailw() *mailSec {
-	if s.own&ownMail == 0 {
-		c := *s.mail
-		s.mail, s.own = &c, s.own|ownMail
+// owned makes *h, the header of section bit, the state's own: a copy at the first write since
+// the state was forked.
+func owned[T any](s *State, bit uint8, h **T) *T {
+	if s.own&bit == 0 {
+		c := **h
+		*h = &c
+		s.own |= bit
 	}
-	return s.mail
-}
-
-// calw returns the calendar header to write: the state's own.
-func (s *State) calw() *calSec {
-	if s.own&ownCal == 0 {
-		c := *s.cal
-		s.cal, s.own = &c, s.own|ownCal
-	}
-	return s.cal
+	return *h
 }
 
 // Fork returns a new, writable state with the same content, clock and random-source position.

@@ -96,28 +96,18 @@ var wsMethods = []service.Method{
 		Doc: "Stores the records written in text in collection, in order, as insert_many does (and at its cost), and returns their ids. format is \"json\" (a JSON array of objects), \"jsonl\" (one JSON object per line; empty lines are skipped) or \"csv\" (a header line naming the fields, then one record per line; every value is a string, and an \"id\" column gives the ids). The text is typically a string constant of a file the task loads: load(\"data/orders.star\", \"ORDERS\"); ws.db.insert_text(\"orders\", ORDERS), which records the data file's hash in traces like any loaded file."},
 	{Name: "find", Params: []service.Param{{Name: "collection"}, {Name: "**equal_fields"}}, Ret: "list",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
-			coll := a.Str(0)
-			eq := a.Fields()
-			if err := a.Done(); err != nil {
-				return nil, err
-			}
-			if err := a.Charge(st.DB().Count(coll, nil)); err != nil { // every record is looked at
+			coll, eq, err := query(st, a)
+			if err != nil {
 				return nil, err
 			}
 			return recordList(st.DB().Scan(coll, eq)), nil
 		},
-		Doc: "Returns copies of the records of collection whose fields equal every keyword argument given (find(\"tickets\", status = \"open\")), in insertion order. A field a record lacks equals only None. A collection that does not exist gives []. Only the records that match are copied; it costs a step per record of the collection."},
+		Doc: "Returns copies of the records of collection whose fields equal every keyword argument given (find(\"tickets\", status = \"open\")), in insertion order. A field a record lacks equals only None. A collection that does not exist gives []. Only the records that match are copied; with fields, it costs a step per record of the collection."},
 	{Name: "count", Params: []service.Param{{Name: "collection"}, {Name: "**equal_fields"}}, Ret: "int",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
-			coll := a.Str(0)
-			eq := a.Fields()
-			if err := a.Done(); err != nil {
+			coll, eq, err := query(st, a)
+			if err != nil {
 				return nil, err
-			}
-			if len(eq.Members) > 0 {
-				if err := a.Charge(st.DB().Count(coll, nil)); err != nil {
-					return nil, err
-				}
 			}
 			return starlark.MakeInt(st.DB().Count(coll, eq)), nil
 		},
@@ -159,6 +149,21 @@ var wsMethods = []service.Method{
 			return starconv.Strings(st.DB().Collections()), nil
 		},
 		Doc: "Returns the names of the collections, sorted. A collection exists from its first insert on."},
+}
+
+// query reads the arguments of find and count, a collection and the fields to match, and
+// charges a step per record of the collection when there are fields (each is looked at).
+func query(st *workspace.State, a service.Args) (string, *jsonv.Object, error) {
+	coll, eq := a.Str(0), a.Fields()
+	if err := a.Done(); err != nil {
+		return "", nil, err
+	}
+	if len(eq.Members) > 0 {
+		if err := a.Charge(st.DB().Count(coll, nil)); err != nil {
+			return "", nil, err
+		}
+	}
+	return coll, eq, nil
 }
 
 // insertEach inserts the records recs yields into coll, charging each one step and one per KiB
