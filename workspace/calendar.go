@@ -84,19 +84,20 @@ func newCalSec() calSec {
 
 func (e *eventEntry) digest() entryDigest { return digestOf('e', e.e.ID, &e.sum, "") }
 
-// put stores e, new or in place of the event of the same id.
-func (cs *calSec) put(e *eventEntry) {
-	if old, had := cs.byID.Set(e.e.ID, e); had {
-		cs.drop(old)
+// put stores e, new or in place of the event of the same id; o is the writing state's owner of
+// nodes.
+func (cs *calSec) put(o *pmap.Owner, e *eventEntry) {
+	if old, had := cs.byID.Set(o, e.e.ID, e); had {
+		cs.drop(o, old)
 	}
-	cs.index.Set(e.key(), e)
+	cs.index.Set(o, e.key(), e)
 	cs.sum.add(e.digest())
 	cs.longest = max(cs.longest, e.end.Sub(e.start))
 }
 
 // drop takes out of the index and the sum an event no longer stored under its id.
-func (cs *calSec) drop(old *eventEntry) {
-	cs.index.Delete(old.key())
+func (cs *calSec) drop(o *pmap.Owner, old *eventEntry) {
+	cs.index.Delete(o, old.key())
 	cs.sum.sub(old.digest())
 }
 
@@ -142,7 +143,7 @@ func (c *Calendar) Add(e Event) (string, error) {
 	cal.next++
 	e.ID = "e" + strconv.Itoa(cal.next)
 	ne := newEventEntry(e, start, end, cal.next)
-	cal.put(ne)
+	cal.put(s.owner(), ne)
 	s.record(Action{Kind: KindEvent, Op: "add", Key: e.ID, after: ne})
 	return e.ID, nil
 }
@@ -236,7 +237,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 	ne := newEventEntry(e, start, end, old.num)
 	if ne.sum != old.sum {
 		_ = s.begin()
-		s.calw().put(ne)
+		s.calw().put(s.owner(), ne)
 		s.record(Action{Kind: KindEvent, Op: "update", Key: id, before: old, after: ne})
 	}
 	return e.clone(), nil
@@ -253,9 +254,9 @@ func (c *Calendar) Remove(id string) error {
 		return fmt.Errorf("no event %s", id)
 	}
 	_ = s.begin()
-	cal := s.calw()
-	cal.byID.Delete(id)
-	cal.drop(old)
+	cal, o := s.calw(), s.owner()
+	cal.byID.Delete(o, id)
+	cal.drop(o, old)
 	s.record(Action{Kind: KindEvent, Op: "remove", Key: id, before: old})
 	return nil
 }

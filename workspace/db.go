@@ -69,31 +69,32 @@ func idOf(r *record) string {
 	return r.id()
 }
 
-// insert adds r, new, at the end of the insertion order.
-func (c *collection) insert(r *record) {
+// insert adds r, new, at the end of the insertion order; o is the writing state's owner of nodes,
+// as for replace and remove.
+func (c *collection) insert(o *pmap.Owner, r *record) {
 	_, last, _ := c.bySeq.Max()
 	r.seq = c.seq
 	c.seq++
-	c.byID.Set(r.id(), r)
-	c.bySeq.Set(r.seq, r)
+	c.byID.Set(o, r.id(), r)
+	c.bySeq.Set(o, r.seq, r)
 	c.sum.add(recordDigest(r, idOf(last)))
 }
 
 // replace puts r in the place of old, the record of the same id.
-func (c *collection) replace(old, r *record) {
+func (c *collection) replace(o *pmap.Owner, old, r *record) {
 	prev, _ := c.neighbours(old.seq)
 	r.seq = old.seq
-	c.byID.Set(r.id(), r)
-	c.bySeq.Set(r.seq, r)
+	c.byID.Set(o, r.id(), r)
+	c.bySeq.Set(o, r.seq, r)
 	c.sum.sub(recordDigest(old, idOf(prev)))
 	c.sum.add(recordDigest(r, idOf(prev)))
 }
 
 // remove takes r out; the record after it now follows the one before it.
-func (c *collection) remove(r *record) {
+func (c *collection) remove(o *pmap.Owner, r *record) {
 	prev, next := c.neighbours(r.seq)
-	c.byID.Delete(r.id())
-	c.bySeq.Delete(r.seq)
+	c.byID.Delete(o, r.id())
+	c.bySeq.Delete(o, r.seq)
 	c.sum.sub(recordDigest(r, idOf(prev)))
 	if next != nil {
 		c.sum.sub(recordDigest(next, r.id()))
@@ -259,8 +260,9 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 	if next > c.next {
 		c.next = next
 	}
-	c.insert(r)
-	s.db.colls.Set(coll, c)
+	o := s.owner()
+	c.insert(o, r)
+	s.db.colls.Set(o, coll, c)
 	s.record(Action{Kind: KindRecord, Op: "insert", Key: coll + "/" + id, after: r})
 	return id, nil
 }
@@ -390,8 +392,9 @@ func (d *DB) Update(coll, id string, fields *jsonv.Object) (*jsonv.Object, error
 	if r.sum != old.sum {
 		_ = s.begin()
 		c := s.db.writable(coll, false)
-		c.replace(old, r)
-		s.db.colls.Set(coll, c)
+		o := s.owner()
+		c.replace(o, old, r)
+		s.db.colls.Set(o, coll, c)
 		s.record(Action{Kind: KindRecord, Op: "update", Key: coll + "/" + id, before: old, after: r})
 	}
 	return jsonv.Clone(obj).(*jsonv.Object), nil
@@ -409,8 +412,9 @@ func (d *DB) Remove(coll, id string) error {
 	}
 	_ = s.begin()
 	c := s.db.writable(coll, false)
-	c.remove(old)
-	s.db.colls.Set(coll, c)
+	o := s.owner()
+	c.remove(o, old)
+	s.db.colls.Set(o, coll, c)
 	s.record(Action{Kind: KindRecord, Op: "remove", Key: coll + "/" + id, before: old})
 	return nil
 }

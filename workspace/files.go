@@ -73,9 +73,10 @@ func (f *fsSec) isDir(p string) bool {
 	return ok && e == nil
 }
 
-// put stores a file (e) or a folder (nil) at p, keeping the counts and the sum.
-func (f *fsSec) put(p string, e *fileEntry) {
-	old, had := f.t.Set(p, e)
+// put stores a file (e) or a folder (nil) at p, keeping the counts and the sum; o is the
+// writing state's owner of nodes.
+func (f *fsSec) put(o *pmap.Owner, p string, e *fileEntry) {
+	old, had := f.t.Set(o, p, e)
 	if had {
 		f.drop(p, old)
 	}
@@ -87,8 +88,8 @@ func (f *fsSec) put(p string, e *fileEntry) {
 }
 
 // del removes the entry at p, which exists.
-func (f *fsSec) del(p string) {
-	if old, ok := f.t.Delete(p); ok {
+func (f *fsSec) del(o *pmap.Owner, p string) {
+	if old, ok := f.t.Delete(o, p); ok {
 		f.drop(p, old)
 	}
 }
@@ -158,10 +159,10 @@ func (f *fsSec) missingParents(p string) ([]string, error) {
 	return missing, nil
 }
 
-func (f *fsSec) addParents(p string) {
+func (f *fsSec) addParents(o *pmap.Owner, p string) {
 	missing, _ := f.missingParents(p)
 	for _, d := range missing {
-		f.put(d, nil)
+		f.put(o, d, nil)
 	}
 }
 
@@ -188,11 +189,11 @@ func (fs *Files) Write(p, content string) error {
 	}
 	e := &fileEntry{content: content, sum: sha256.Sum256([]byte(content))}
 	_ = s.begin()
-	f := s.fsw()
+	f, o := s.fsw(), s.owner()
 	for _, d := range missing {
-		f.put(d, nil)
+		f.put(o, d, nil)
 	}
-	f.put(p, e)
+	f.put(o, p, e)
 	a := Action{Kind: KindFile, Op: "write", Key: p, after: e}
 	if exists {
 		a.before = old
@@ -338,7 +339,7 @@ func (fs *Files) Remove(p string) error {
 	}
 	if e, ok := s.fs.file(p); ok {
 		_ = s.begin()
-		s.fsw().del(p)
+		s.fsw().del(s.owner(), p)
 		s.record(Action{Kind: KindFile, Op: "remove", Key: p, before: e})
 		return nil
 	}
@@ -346,16 +347,16 @@ func (fs *Files) Remove(p string) error {
 		return fmt.Errorf("no such file or folder: %s", p)
 	}
 	_ = s.begin()
-	f := s.fsw()
+	f, o := s.fsw(), s.owner()
 	files, dirs := f.subtree(p)
 	for _, q := range files {
 		e, _ := f.file(q)
 		s.record(Action{Kind: KindFile, Op: "remove", Key: q, before: e})
-		f.del(q)
+		f.del(o, q)
 	}
 	s.record(Action{Kind: KindFolder, Op: "remove", Key: p})
 	for _, q := range dirs {
-		f.del(q)
+		f.del(o, q)
 	}
 	return nil
 }
@@ -412,26 +413,26 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 		return "", fmt.Errorf("cannot move %s to %s: %v", src, target, err)
 	}
 	_ = s.begin()
-	f := s.fsw()
-	f.addParents(target)
+	f, o := s.fsw(), s.owner()
+	f.addParents(o, target)
 	if srcFile {
 		e, _ := f.file(src)
-		f.del(src)
-		f.put(target, e)
+		f.del(o, src)
+		f.put(o, target, e)
 		s.record(Action{Kind: KindFile, Op: "move", Key: src, To: target, before: e, after: e})
 		return target, nil
 	}
 	files, dirs := f.subtree(src)
 	for _, q := range files {
 		e, _ := f.file(q)
-		f.del(q)
-		f.put(target+q[len(src):], e)
+		f.del(o, q)
+		f.put(o, target+q[len(src):], e)
 		s.record(Action{Kind: KindFile, Op: "move", Key: q, To: target + q[len(src):], before: e, after: e})
 	}
 	s.record(Action{Kind: KindFolder, Op: "move", Key: src, To: target})
 	for _, q := range dirs {
-		f.del(q)
-		f.put(target+q[len(src):], nil)
+		f.del(o, q)
+		f.put(o, target+q[len(src):], nil)
 	}
 	return target, nil
 }
@@ -453,9 +454,9 @@ func (fs *Files) Mkdir(p string) error {
 		return fmt.Errorf("cannot make folder %s: %v", p, err)
 	}
 	_ = s.begin()
-	f := s.fsw()
-	f.addParents(p)
-	f.put(p, nil)
+	f, o := s.fsw(), s.owner()
+	f.addParents(o, p)
+	f.put(o, p, nil)
 	s.record(Action{Kind: KindFolder, Op: "mkdir", Key: p})
 	return nil
 }

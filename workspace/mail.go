@@ -126,15 +126,16 @@ func newMailSec() mailSec {
 
 func (e *msgEntry) digest() entryDigest { return digestOf('m', e.m.ID, &e.sum, "") }
 
-// put stores e, new or in place of the message of the same id.
-func (ms *mailSec) put(e *msgEntry) {
-	if old, had := ms.byID.Set(e.m.ID, e); had {
+// put stores e, new or in place of the message of the same id; o is the writing state's owner
+// of nodes.
+func (ms *mailSec) put(o *pmap.Owner, e *msgEntry) {
+	if old, had := ms.byID.Set(o, e.m.ID, e); had {
 		ms.sum.sub(old.digest())
 		if k := old.key(); compareMsgKeys(k, e.key()) != 0 {
-			ms.index.Delete(k)
+			ms.index.Delete(o, k)
 		}
 	}
-	ms.index.Set(e.key(), e)
+	ms.index.Set(o, e.key(), e)
 	ms.sum.add(e.digest())
 }
 
@@ -334,7 +335,7 @@ func (s *State) addMessage(m Message, t time.Time) string {
 	if m.Thread == "" {
 		m.Thread = m.ID
 	}
-	mail.put(newMsgEntry(m, t, n))
+	mail.put(s.owner(), newMsgEntry(m, t, n))
 	return m.ID
 }
 
@@ -667,7 +668,7 @@ func (s *State) replaceMessage(old *msgEntry, m Message, op string) {
 		op = "mark"
 	}
 	_ = s.begin()
-	s.mailw().put(ne)
+	s.mailw().put(s.owner(), ne)
 	s.record(Action{Kind: KindMessage, Op: op, Key: m.ID, before: old, after: ne})
 }
 

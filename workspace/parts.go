@@ -190,7 +190,7 @@ func (s *State) PartPut(p *Part, key, op string, e Entry) error {
 	var old *partItem
 	var had bool
 	s.writePart(p, func(t *partTable) {
-		if old, had = t.items.Set(key, it); had {
+		if old, had = t.items.Set(s.owner(), key, it); had {
 			t.sum.sub(partDigest(key, old))
 		}
 		t.sum.add(partDigest(key, it))
@@ -214,7 +214,7 @@ func (s *State) PartRemove(p *Part, key, op string) error {
 		return err
 	}
 	s.writePart(p, func(t *partTable) {
-		if it, ok := t.items.Delete(key); ok {
+		if it, ok := t.items.Delete(s.owner(), key); ok {
 			t.sum.sub(partDigest(key, it))
 		}
 	})

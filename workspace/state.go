@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
 )
 
 // ErrFrozen is returned by every mutating method of a frozen state.
@@ -52,6 +54,10 @@ type State struct {
 	cal  *calSec
 	own  uint8 // the headers this state owns: ownFS | ownMail | ownCal
 	db   dbSec
+	// tok marks the tree nodes this state made since it was last forked, which it may change in
+	// place (pmap.Owner); nil until its first write. A fork drops it on both sides, so nodes
+	// that two states share are never changed.
+	tok *pmap.Owner
 	// parts are the sections of services kept outside this package (parts.go), sorted by name;
 	// only those ever written are here. The slice is shared with forks: a write replaces it.
 	parts []partState
@@ -109,9 +115,17 @@ func (s *State) Fork() *State {
 		c.hash.Store(h)
 	}
 	if !s.frozen {
-		s.own = 0
+		s.own, s.tok = 0, nil
 	}
 	return c
+}
+
+// owner returns the owner of the nodes this state makes (see tok).
+func (s *State) owner() *pmap.Owner {
+	if s.tok == nil {
+		s.tok = pmap.NewOwner()
+	}
+	return s.tok
 }
 
 // WithHashFormat returns a state with the content of s (sharing it, as Fork does) whose Hash,

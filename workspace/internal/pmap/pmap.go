@@ -9,6 +9,13 @@
 // which keeps the tree balanced (the weight-balanced tree of Adams, with the parameters ⟨3, 2⟩
 // that Hirai and Yamamoto proved correct) and makes Len O(1).
 //
+// A writer that owns nodes may change them in place: Set and Delete take an Owner, mark the nodes
+// they make with it, and reuse (rather than copy) the nodes on their path that it marks. A map
+// that only its writer can reach (a state between two forks) so makes one node per insert, not a
+// path of them. The writer must stop using the owner, and take a new one, as soon as another map
+// may share its nodes (a fork): a node is changed only under the owner that made it, so nodes
+// made before a fork are never changed again. A nil Owner copies every node on the path.
+//
 // Why not a B-tree with lazy copy-on-write (github.com/tidwall/btree)? Its Copy gives the source
 // tree a new isolation id, a write to a tree it shares with many readers: a frozen state forked
 // from many goroutines at once would race unless every read took the tree's lock. Its nodes are
@@ -28,10 +35,17 @@ type Map[K, V any] struct {
 
 type node[K, V any] struct {
 	left, right *node[K, V]
-	size        int
+	own         *Owner // the writer that may change the node in place; nil: none
 	key         K
 	val         V
+	size        int
 }
+
+// Owner is a writer's mark on the nodes it may change in place (see the package doc).
+type Owner struct{ _ byte } // not empty, so that every Owner has its own address
+
+// NewOwner returns a new owner.
+func NewOwner() *Owner { return new(Owner) }
 
 // New returns an empty map ordered by cmp, a total order (negative when a < b, 0 when equal).
 func New[K, V any](cmp func(a, b K) int) Map[K, V] { return Map[K, V]{cmp: cmp} }
@@ -65,60 +79,63 @@ func (m Map[K, V]) Get(k K) (v V, ok bool) {
 	return v, false
 }
 
-// Set sets the value of k and returns the value it replaced, if any.
-func (m *Map[K, V]) Set(k K, v V) (old V, replaced bool) {
-	m.root, old, replaced = m.insert(m.root, k, v)
+// Set sets the value of k and returns the value it replaced, if any. o owns the nodes it makes
+// and may change them in place later (nil: none).
+func (m *Map[K, V]) Set(o *Owner, k K, v V) (old V, replaced bool) {
+	m.root, old, replaced = m.insert(o, m.root, k, v)
 	return old, replaced
 }
 
-func (m *Map[K, V]) insert(n *node[K, V], k K, v V) (*node[K, V], V, bool) {
+func (m *Map[K, V]) insert(o *Owner, n *node[K, V], k K, v V) (*node[K, V], V, bool) {
 	if n == nil {
 		var zero V
-		return &node[K, V]{size: 1, key: k, val: v}, zero, false
+		return &node[K, V]{size: 1, key: k, val: v, own: o}, zero, false
 	}
 	switch c := m.cmp(k, n.key); {
 	case c < 0:
-		l, old, rep := m.insert(n.left, k, v)
+		l, old, rep := m.insert(o, n.left, k, v)
 		if rep {
-			return mk(n.key, n.val, l, n.right), old, true
+			return mk(o, n, n.key, n.val, l, n.right), old, true
 		}
-		return balanceL(n.key, n.val, l, n.right), old, false
+		return balanceL(o, n, n.key, n.val, l, n.right), old, false
 	case c > 0:
-		r, old, rep := m.insert(n.right, k, v)
+		r, old, rep := m.insert(o, n.right, k, v)
 		if rep {
-			return mk(n.key, n.val, n.left, r), old, true
+			return mk(o, n, n.key, n.val, n.left, r), old, true
 		}
-		return balanceR(n.key, n.val, n.left, r), old, false
+		return balanceR(o, n, n.key, n.val, n.left, r), old, false
 	}
-	return mk(n.key, v, n.left, n.right), n.val, true
+	old := n.val
+	return mk(o, n, n.key, v, n.left, n.right), old, true
 }
 
-// Delete removes k and returns its value, if it was there.
-func (m *Map[K, V]) Delete(k K) (old V, ok bool) {
-	m.root, old, ok = m.remove(m.root, k)
+// Delete removes k and returns its value, if it was there. o is as for Set.
+func (m *Map[K, V]) Delete(o *Owner, k K) (old V, ok bool) {
+	m.root, old, ok = m.remove(o, m.root, k)
 	return old, ok
 }
 
-func (m *Map[K, V]) remove(n *node[K, V], k K) (*node[K, V], V, bool) {
+func (m *Map[K, V]) remove(o *Owner, n *node[K, V], k K) (*node[K, V], V, bool) {
 	if n == nil {
 		var zero V
 		return nil, zero, false
 	}
 	switch c := m.cmp(k, n.key); {
 	case c < 0:
-		l, old, ok := m.remove(n.left, k)
+		l, old, ok := m.remove(o, n.left, k)
 		if !ok {
 			return n, old, false
 		}
-		return balanceR(n.key, n.val, l, n.right), old, true
+		return balanceR(o, n, n.key, n.val, l, n.right), old, true
 	case c > 0:
-		r, old, ok := m.remove(n.right, k)
+		r, old, ok := m.remove(o, n.right, k)
 		if !ok {
 			return n, old, false
 		}
-		return balanceL(n.key, n.val, n.left, r), old, true
+		return balanceL(o, n, n.key, n.val, n.left, r), old, true
 	}
-	return glue(n.left, n.right), n.val, true
+	old := n.val // before glue may reuse n
+	return glue(o, n, n.left, n.right), old, true
 }
 
 // The balance of a weight-balanced tree with weights size+1: neither side of a node weighs more
@@ -129,64 +146,78 @@ const (
 	gamma = 2
 )
 
-func mk[K, V any](k K, v V, l, r *node[K, V]) *node[K, V] {
-	return &node[K, V]{left: l, right: r, size: l.sz() + r.sz() + 1, key: k, val: v}
+// mk makes the node of k and v over l and r: n itself when o owns it (n may be nil), else a new
+// node that o owns. The arguments are read before n changes.
+func mk[K, V any](o *Owner, n *node[K, V], k K, v V, l, r *node[K, V]) *node[K, V] {
+	size := l.sz() + r.sz() + 1
+	if o != nil && n != nil && n.own == o {
+		n.left, n.right, n.key, n.val, n.size = l, r, k, v, size
+		return n
+	}
+	return &node[K, V]{left: l, right: r, own: o, key: k, val: v, size: size}
 }
 
-// balanceL makes a node whose left side may have become too heavy (an insert on the left, a
-// delete on the right) by at most one key.
-func balanceL[K, V any](k K, v V, l, r *node[K, V]) *node[K, V] {
+// balanceL makes the node of k and v (n, or in its place) over l and r, when l may have become
+// too heavy (an insert on the left, a delete on the right) by at most one key.
+func balanceL[K, V any](o *Owner, n *node[K, V], k K, v V, l, r *node[K, V]) *node[K, V] {
 	if delta*(r.sz()+1) >= l.sz()+1 {
-		return mk(k, v, l, r)
+		return mk(o, n, k, v, l, r)
 	}
 	if l.right.sz()+1 < gamma*(l.left.sz()+1) { // single rotation right
-		return mk(l.key, l.val, l.left, mk(k, v, l.right, r))
+		inner := mk(o, n, k, v, l.right, r)
+		return mk(o, l, l.key, l.val, l.left, inner)
 	}
 	lr := l.right // double rotation
-	return mk(lr.key, lr.val, mk(l.key, l.val, l.left, lr.left), mk(k, v, lr.right, r))
+	a := mk(o, l, l.key, l.val, l.left, lr.left)
+	b := mk(o, n, k, v, lr.right, r)
+	return mk(o, lr, lr.key, lr.val, a, b)
 }
 
 // balanceR is balanceL's mirror image.
-func balanceR[K, V any](k K, v V, l, r *node[K, V]) *node[K, V] {
+func balanceR[K, V any](o *Owner, n *node[K, V], k K, v V, l, r *node[K, V]) *node[K, V] {
 	if delta*(l.sz()+1) >= r.sz()+1 {
-		return mk(k, v, l, r)
+		return mk(o, n, k, v, l, r)
 	}
 	if r.left.sz()+1 < gamma*(r.right.sz()+1) { // single rotation left
-		return mk(r.key, r.val, mk(k, v, l, r.left), r.right)
+		inner := mk(o, n, k, v, l, r.left)
+		return mk(o, r, r.key, r.val, inner, r.right)
 	}
 	rl := r.left // double rotation
-	return mk(rl.key, rl.val, mk(k, v, l, rl.left), mk(r.key, r.val, rl.right, r.right))
+	a := mk(o, n, k, v, l, rl.left)
+	b := mk(o, r, r.key, r.val, rl.right, r.right)
+	return mk(o, rl, rl.key, rl.val, a, b)
 }
 
-// glue joins the two subtrees of a removed node, which were balanced with each other.
-func glue[K, V any](l, r *node[K, V]) *node[K, V] {
+// glue joins the two subtrees of a removed node n (which it may reuse), which were balanced with
+// each other.
+func glue[K, V any](o *Owner, n, l, r *node[K, V]) *node[K, V] {
 	switch {
 	case l == nil:
 		return r
 	case r == nil:
 		return l
 	case l.size > r.size:
-		k, v, rest := deleteMax(l)
-		return balanceR(k, v, rest, r)
+		k, v, rest := deleteMax(o, l)
+		return balanceR(o, n, k, v, rest, r)
 	}
-	k, v, rest := deleteMin(r)
-	return balanceL(k, v, l, rest)
+	k, v, rest := deleteMin(o, r)
+	return balanceL(o, n, k, v, l, rest)
 }
 
-func deleteMin[K, V any](n *node[K, V]) (K, V, *node[K, V]) {
+func deleteMin[K, V any](o *Owner, n *node[K, V]) (K, V, *node[K, V]) {
 	if n.left == nil {
 		return n.key, n.val, n.right
 	}
-	k, v, l := deleteMin(n.left)
-	return k, v, balanceR(n.key, n.val, l, n.right)
+	k, v, l := deleteMin(o, n.left)
+	return k, v, balanceR(o, n, n.key, n.val, l, n.right)
 }
 
-func deleteMax[K, V any](n *node[K, V]) (K, V, *node[K, V]) {
+func deleteMax[K, V any](o *Owner, n *node[K, V]) (K, V, *node[K, V]) {
 	if n.right == nil {
 		return n.key, n.val, n.left
 	}
-	k, v, r := deleteMax(n.right)
-	return k, v, balanceL(n.key, n.val, n.left, r)
+	k, v, r := deleteMax(o, n.right)
+	return k, v, balanceL(o, n, n.key, n.val, n.left, r)
 }
 
 // All yields every key and value in ascending order.

@@ -63,13 +63,13 @@ func TestMatchesAMapAndKeepsVersions(t *testing.T) {
 		switch r.IntN(3) {
 		case 0, 1:
 			v := string(rune('a' + r.IntN(26)))
-			old, rep := m.Set(k, v)
+			old, rep := m.Set(nil, k, v)
 			wv, had := want[k]
 			require.Equal(t, had, rep)
 			require.Equal(t, wv, old)
 			want[k] = v
 		case 2:
-			old, ok := m.Delete(k)
+			old, ok := m.Delete(nil, k)
 			wv, had := want[k]
 			require.Equal(t, had, ok)
 			require.Equal(t, wv, old)
@@ -107,7 +107,7 @@ func TestSortedInsertsStayBalanced(t *testing.T) {
 	t.Parallel()
 	m := New[int, int](cmp.Compare[int])
 	for i := range 100000 {
-		m.Set(i, i)
+		m.Set(nil, i, i)
 	}
 	check(t, m)
 	var depth func(n *node[int, int]) int
@@ -119,7 +119,7 @@ func TestSortedInsertsStayBalanced(t *testing.T) {
 	}
 	assert.LessOrEqual(t, depth(m.root), 40) // a weight-balanced tree of 100,000 keys is at most about 2 log2 n deep
 	for i := 0; i < 100000; i += 2 {
-		m.Delete(i)
+		m.Delete(nil, i)
 	}
 	check(t, m)
 	assert.Equal(t, 50000, m.Len())
@@ -129,7 +129,7 @@ func TestRanges(t *testing.T) {
 	t.Parallel()
 	m := New[int, int](cmp.Compare[int])
 	for i := 0; i < 100; i += 10 {
-		m.Set(i, i*2)
+		m.Set(nil, i, i*2)
 	}
 	collect := func(s func(func(int, int) bool)) []int {
 		var out []int
@@ -208,25 +208,25 @@ func TestDiff(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	base := New[int, string](cmp.Compare[int])
 	for i := range 5000 {
-		base.Set(i*2, "v")
+		base.Set(nil, i*2, "v")
 	}
 	for round := range 50 {
 		a, b := base, base
 		for range r.IntN(20) {
-			a.Set(r.IntN(12000), "a")
+			a.Set(nil, r.IntN(12000), "a")
 		}
 		for range r.IntN(20) {
 			k := r.IntN(12000)
 			if r.IntN(2) == 0 {
-				b.Delete(k)
+				b.Delete(nil, k)
 			} else {
-				b.Set(k, "b")
+				b.Set(nil, k, "b")
 			}
 		}
 		if round%10 == 0 { // built apart: nothing shared
 			c := New[int, string](cmp.Compare[int])
 			for k, v := range b.All() {
-				c.Set(k, v)
+				c.Set(nil, k, v)
 			}
 			b = c
 		}
@@ -244,11 +244,11 @@ func TestDiffSkipsSharedSubtrees(t *testing.T) {
 	t.Parallel()
 	base := New[int, string](cmp.Compare[int])
 	for i := range 100000 {
-		base.Set(i, "v")
+		base.Set(nil, i, "v")
 	}
 	a := base
-	a.Set(500, "x")
-	a.Set(70000, "y")
+	a.Set(nil, 500, "x")
+	a.Set(nil, 70000, "y")
 	calls := 0
 	same := func(x, y string) bool { calls++; return x == y }
 	var got []int
@@ -264,9 +264,67 @@ func TestDiffStops(t *testing.T) {
 	a := New[int, string](cmp.Compare[int])
 	b := a
 	for i := range 10 {
-		b.Set(i, "x")
+		b.Set(nil, i, "x")
 	}
 	n := 0
 	Diff(a, b, func(x, y string) bool { return x == y }, func(Change[int, string]) bool { n++; return n < 3 })
 	assert.Equal(t, 3, n)
+}
+
+// With an owner, a writer changes the nodes it made in place; the versions it took before it
+// changed owners (a fork) keep their contents, as do versions another writer changes.
+func TestOwnersChangeOnlyTheirNodes(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 6))
+	m := New[int, string](cmp.Compare[int])
+	o := NewOwner()
+	want := map[int]string{}
+	type version struct {
+		m    Map[int, string]
+		want map[int]string
+	}
+	var versions []version
+	for i := range 30000 {
+		k := r.IntN(2000)
+		if r.IntN(3) == 0 {
+			m.Delete(o, k)
+			delete(want, k)
+		} else {
+			v := string(rune('a' + r.IntN(26)))
+			m.Set(o, k, v)
+			want[k] = v
+		}
+		if i%1500 == 0 {
+			// a fork: both sides take new owners; the other side writes too
+			versions = append(versions, version{m, maps(want)})
+			other, oo := m, NewOwner()
+			for range 50 {
+				other.Set(oo, r.IntN(2000), "z")
+				other.Delete(oo, r.IntN(2000))
+			}
+			check(t, other)
+			o = NewOwner()
+		}
+	}
+	check(t, m)
+	require.Equal(t, want, contents(m))
+	for i, v := range versions {
+		check(t, v.m)
+		require.Equal(t, v.want, contents(v.m), "version %d", i)
+	}
+}
+
+// An owner's insert makes one node, where a path of copies is a node per level.
+func TestOwnerMakesOneNodePerInsert(t *testing.T) {
+	m := New[int, int](cmp.Compare[int])
+	o := NewOwner()
+	for i := range 10000 {
+		m.Set(o, i*2, i)
+	}
+	k := 1
+	owned := testing.AllocsPerRun(100, func() { m.Set(o, k, k); k += 2 })
+	copied := testing.AllocsPerRun(100, func() { m.Set(nil, k, k); k += 2 })
+	assert.LessOrEqual(t, owned, 1.0)
+	assert.Greater(t, copied, 10.0)
+	check(t, m)
 }
