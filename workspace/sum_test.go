@@ -266,3 +266,47 @@ func TestHashIndependentOfOrder(t *testing.T) {
 	}
 	assert.Len(t, hashes, 1)
 }
+
+// Many goroutines fork one frozen state and change their forks at once (run with -race): each
+// ends with the hash and diff that the same changes give alone, and the frozen state is intact.
+func TestConcurrentForksOfAFrozenState(t *testing.T) {
+	t.Parallel()
+	base := New(t0, 1)
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 300 {
+		randomChange(r, base)
+	}
+	base.Freeze()
+	baseHash := base.Hash()
+	run := func(seed uint64) (string, Changes) {
+		s := base.Fork()
+		r := rand.New(rand.NewPCG(seed, 1))
+		for range 100 {
+			randomChange(r, s)
+		}
+		return s.Hash(), Diff(base, s)
+	}
+	const n = 8
+	type result struct {
+		hash string
+		diff Changes
+	}
+	want := make([]result, n)
+	for i := range want {
+		want[i].hash, want[i].diff = run(uint64(i))
+	}
+	got := make([]result, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			got[i].hash, got[i].diff = run(uint64(i))
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	assert.Equal(t, want, got)
+	base.hash.Store(nil)
+	assert.Equal(t, baseHash, base.Hash())
+}

@@ -21,7 +21,7 @@
 // from many goroutines at once would race unless every read took the tree's lock. Its nodes are
 // not reachable, so two versions cannot be compared by what they share. And its path copy after
 // a fork is a few nodes of up to 63 items each: several kilobytes a write where this tree copies
-// about 20 nodes of 48 bytes.
+// about 20 nodes of 64 bytes.
 package pmap
 
 import "iter"
