@@ -46,6 +46,32 @@ func contents(m Map[int, string]) map[int]string {
 	return out
 }
 
+// version is a map as it was, and what it held then.
+type version struct {
+	m    Map[int, string]
+	want map[int]string
+}
+
+// randomWrite sets (two times in three) or deletes a random key of m under owner o, checks what
+// it returns against want, and makes the same change to want.
+func randomWrite(t *testing.T, r *rand.Rand, m *Map[int, string], o *Owner, want map[int]string, keys int) {
+	k := r.IntN(keys)
+	if r.IntN(3) == 2 {
+		old, ok := m.Delete(o, k)
+		wv, had := want[k]
+		require.Equal(t, had, ok)
+		require.Equal(t, wv, old)
+		delete(want, k)
+		return
+	}
+	v := string(rune('a' + r.IntN(26)))
+	old, rep := m.Set(o, k, v)
+	wv, had := want[k]
+	require.Equal(t, had, rep)
+	require.Equal(t, wv, old)
+	want[k] = v
+}
+
 // A map follows a Go map through random sets and deletes, and every version made on the way
 // keeps its contents while later versions change.
 func TestMatchesAMapAndKeepsVersions(t *testing.T) {
@@ -53,28 +79,9 @@ func TestMatchesAMapAndKeepsVersions(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	m := New[int, string](cmp.Compare[int])
 	want := map[int]string{}
-	type version struct {
-		m    Map[int, string]
-		want map[int]string
-	}
 	var versions []version
 	for i := range 20000 {
-		k := r.IntN(3000)
-		switch r.IntN(3) {
-		case 0, 1:
-			v := string(rune('a' + r.IntN(26)))
-			old, rep := m.Set(nil, k, v)
-			wv, had := want[k]
-			require.Equal(t, had, rep)
-			require.Equal(t, wv, old)
-			want[k] = v
-		case 2:
-			old, ok := m.Delete(nil, k)
-			wv, had := want[k]
-			require.Equal(t, had, ok)
-			require.Equal(t, wv, old)
-			delete(want, k)
-		}
+		randomWrite(t, r, &m, nil, want, 3000)
 		if i%997 == 0 {
 			check(t, m)
 			versions = append(versions, version{m, maps(want)})
@@ -279,30 +286,18 @@ func TestOwnersChangeOnlyTheirNodes(t *testing.T) {
 	m := New[int, string](cmp.Compare[int])
 	o := NewOwner()
 	want := map[int]string{}
-	type version struct {
-		m    Map[int, string]
-		want map[int]string
-	}
 	var versions []version
 	for i := range 30000 {
-		k := r.IntN(2000)
-		if r.IntN(3) == 0 {
-			m.Delete(o, k)
-			delete(want, k)
-		} else {
-			v := string(rune('a' + r.IntN(26)))
-			m.Set(o, k, v)
-			want[k] = v
-		}
+		randomWrite(t, r, &m, o, want, 2000)
 		if i%1500 == 0 {
 			// a fork: both sides take new owners; the other side writes too
 			versions = append(versions, version{m, maps(want)})
-			other, oo := m, NewOwner()
-			for range 50 {
-				other.Set(oo, r.IntN(2000), "z")
-				other.Delete(oo, r.IntN(2000))
+			other, oo, otherWant := m, NewOwner(), maps(want)
+			for range 100 {
+				randomWrite(t, r, &other, oo, otherWant, 2000)
 			}
 			check(t, other)
+			require.Equal(t, otherWant, contents(other))
 			o = NewOwner()
 		}
 	}
