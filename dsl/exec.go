@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/coworkenv/coworkenv/internal/budget"
 	"github.com/coworkenv/coworkenv/stdlib/claims"
 	"github.com/coworkenv/coworkenv/stdlib/re"
 	"github.com/coworkenv/coworkenv/stdlib/timemod"
@@ -357,6 +358,7 @@ func NewThread(name string, lim Limits, print func(pos syntax.Position, msg stri
 		th.SetMaxExecutionSteps(lim.Steps)
 	}
 	th.SetLocal(guardKey, &guard{steps: lim.Steps})
+	budget.Install(th, Charge) // the builtins of ws charge through package budget
 	if print != nil {
 		print = BoundPrint(print)
 	}

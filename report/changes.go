@@ -95,6 +95,7 @@ func Replay(ctx context.Context, task *dsl.Task, events []trace.Event, lim dsl.L
 		ch.Note = "the task's setup fails now: " + d.String()
 		return ch
 	}
+	start.HashStates(p)
 	if got := p.Base.Hash(); got != start.State {
 		ch.Note = fmt.Sprintf("the state after setup is not the one the trace records (%s, now %s): the task changed since the trace was recorded", short(start.State), short(got))
 		return ch

@@ -1,14 +1,17 @@
 package workspace
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/coworkenv/coworkenv/workspace/timefmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
+	"github.com/coworkenv/coworkenv/workspace/timefmt"
 )
 
 // Event is one calendar event. Values returned by Calendar are copies.
@@ -48,9 +51,54 @@ func newEventEntry(e Event, start, end time.Time, num int) *eventEntry {
 	return &eventEntry{e: e, start: start, end: end, num: num, sum: sha256.Sum256(b)}
 }
 
+// calSec holds the events by id (in natural order) and by start (the index of Events), each
+// event in both.
 type calSec struct {
-	entrySet[*eventEntry] // covers events only; next is hashed by State.Hash
-	next                  int
+	byID  pmap.Map[string, *eventEntry]
+	index pmap.Map[evKey, *eventEntry]
+	sum   digestSum // the events; next is hashed by State.Hash
+	next  int
+	// longest bounds the length of every event: where Events starts looking. It only grows, so
+	// forks that removed a long event still agree on what they hold; it is not content.
+	longest time.Duration
+}
+
+// evKey orders the index: by start (an instant), then by the number in the id.
+type evKey struct {
+	sec  int64
+	nsec int
+	num  int
+}
+
+func (e *eventEntry) key() evKey {
+	return evKey{sec: e.start.Unix(), nsec: e.start.Nanosecond(), num: e.num}
+}
+
+func compareEvKeys(a, b evKey) int {
+	return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.num, b.num))
+}
+
+func newCalSec() calSec {
+	return calSec{byID: pmap.New[string, *eventEntry](NaturalCompare), index: pmap.New[evKey, *eventEntry](compareEvKeys)}
+}
+
+func (e *eventEntry) digest() entryDigest { return digestOf('e', e.e.ID, &e.sum, "") }
+
+// put stores e, new or in place of the event of the same id; o is the writing state's owner of
+// nodes.
+func (cs *calSec) put(o *pmap.Owner, e *eventEntry) {
+	if old, had := cs.byID.Set(o, e.e.ID, e); had {
+		cs.drop(o, old)
+	}
+	cs.index.Set(o, e.key(), e)
+	cs.sum.add(e.digest())
+	cs.longest = max(cs.longest, e.end.Sub(e.start))
+}
+
+// drop takes out of the index and the sum an event no longer stored under its id.
+func (cs *calSec) drop(o *pmap.Owner, old *eventEntry) {
+	cs.index.Delete(o, old.key())
+	cs.sum.sub(old.digest())
 }
 
 // checkEvent normalises the times of e and checks it.
@@ -91,18 +139,18 @@ func (c *Calendar) Add(e Event) (string, error) {
 		return "", err
 	}
 	_ = s.begin()
-	s.cal.own(true)
-	s.cal.next++
-	e.ID = "e" + strconv.Itoa(s.cal.next)
-	ne := newEventEntry(e, start, end, s.cal.next)
-	s.cal.items[e.ID] = ne
+	cal := s.calw()
+	cal.next++
+	e.ID = "e" + strconv.Itoa(cal.next)
+	ne := newEventEntry(e, start, end, cal.next)
+	cal.put(s.owner(), ne)
 	s.record(Action{Kind: KindEvent, Op: "add", Key: e.ID, after: ne})
 	return e.ID, nil
 }
 
 // Get returns a copy of event id.
 func (c *Calendar) Get(id string) (Event, bool) {
-	e, ok := c.cal.items[id]
+	e, ok := c.cal.byID.Get(id)
 	if !ok {
 		return Event{}, false
 	}
@@ -129,10 +177,17 @@ func (c *Calendar) Events(start, end, attendee string) ([]Event, error) {
 	if start != "" && end != "" && to.Before(from) {
 		return nil, fmt.Errorf("end %s is before start %s", end, start)
 	}
-	es := make([]*eventEntry, 0, len(c.cal.items))
-	for _, e := range c.cal.items {
+	// The index is by start: an event that ends after from starts after from minus the longest
+	// event, so the walk starts there and stops at the first event that starts at or after to.
+	events := c.cal.index.All()
+	if start != "" {
+		first := from.Add(-c.cal.longest)
+		events = c.cal.index.From(evKey{sec: first.Unix(), nsec: first.Nanosecond()})
+	}
+	out := []Event{}
+	for _, e := range events {
 		if end != "" && !e.start.Before(to) {
-			continue
+			break
 		}
 		if start != "" && !e.end.After(from) {
 			continue
@@ -140,17 +195,7 @@ func (c *Calendar) Events(start, end, attendee string) ([]Event, error) {
 		if attendee != "" && !containsFold(e.e.Attendees, attendee) {
 			continue
 		}
-		es = append(es, e)
-	}
-	slices.SortFunc(es, func(a, b *eventEntry) int {
-		if c := a.start.Compare(b.start); c != 0 {
-			return c
-		}
-		return a.num - b.num
-	})
-	out := make([]Event, len(es))
-	for i, e := range es {
-		out[i] = e.e.clone()
+		out = append(out, e.e.clone())
 	}
 	return out, nil
 }
@@ -167,7 +212,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 	if s.frozen {
 		return Event{}, ErrFrozen
 	}
-	old, ok := s.cal.items[id]
+	old, ok := s.cal.byID.Get(id)
 	if !ok {
 		return Event{}, fmt.Errorf("no event %s", id)
 	}
@@ -192,8 +237,7 @@ func (c *Calendar) Update(id string, p EventPatch) (Event, error) {
 	ne := newEventEntry(e, start, end, old.num)
 	if ne.sum != old.sum {
 		_ = s.begin()
-		s.cal.own(false)
-		s.cal.items[id] = ne
+		s.calw().put(s.owner(), ne)
 		s.record(Action{Kind: KindEvent, Op: "update", Key: id, before: old, after: ne})
 	}
 	return e.clone(), nil
@@ -205,13 +249,14 @@ func (c *Calendar) Remove(id string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	old, ok := s.cal.items[id]
+	old, ok := s.cal.byID.Get(id)
 	if !ok {
 		return fmt.Errorf("no event %s", id)
 	}
 	_ = s.begin()
-	s.cal.own(true)
-	delete(s.cal.items, id)
+	cal, o := s.calw(), s.owner()
+	cal.byID.Delete(o, id)
+	cal.drop(o, old)
 	s.record(Action{Kind: KindEvent, Op: "remove", Key: id, before: old})
 	return nil
 }

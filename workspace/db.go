@@ -1,17 +1,18 @@
 package workspace
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
+	"iter"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
 )
 
 // DB holds named collections of records for task-defined services. A record is a JSON object
@@ -28,122 +29,106 @@ type record struct {
 	sum [32]byte
 }
 
+// collection is one version of a collection: it is never changed once stored in a dbSec, and a
+// write stores a new one (its maps share all but one path with the old one's).
 type collection struct {
-	recs map[string]*record
-	next int    // last automatic number given
-	seq  uint64 // next insertion number
-	h    *hashCell
+	byID  pmap.Map[string, *record]
+	bySeq pmap.Map[uint64, *record] // insertion order
+	next  int                       // last automatic number given
+	seq   uint64                    // next insertion number
+	sum   digestSum
 }
 
-// clone copies the collection before a write; keysChanged says whether the write adds or
-// removes a record (the cached insertion order is kept otherwise).
-func (c *collection) clone(keysChanged bool) *collection {
-	return &collection{recs: maps.Clone(c.recs), next: c.next, seq: c.seq, h: c.h.next(keysChanged)}
+func newCollection() *collection {
+	return &collection{byID: pmap.New[string, *record](strings.Compare), bySeq: pmap.New[uint64, *record](cmp.Compare[uint64])}
 }
 
-// orderedIDs returns the record ids in insertion order, cached in the hash cell's keys until
-// the key set changes (an update keeps it).
-func (c *collection) orderedIDs() []string {
-	if k := c.h.keys.Load(); k != nil {
-		return *k
+func (r *record) id() string {
+	id, _ := r.obj.Get("id")
+	return id.(string)
+}
+
+// recordDigest is the digest of r for the collection's sum: with the id of the record inserted
+// before it ("" for the first), so that the sum covers the insertion order, which All and Find
+// show, and not the numbers it is kept by.
+func recordDigest(r *record, prev string) entryDigest { return digestOf('r', r.id(), &r.sum, prev) }
+
+// neighbours returns the records inserted just before and just after the one numbered seq.
+func (c *collection) neighbours(seq uint64) (prev, next *record) {
+	if seq > 0 {
+		_, prev, _ = c.bySeq.Floor(seq - 1)
 	}
-	rs := c.ordered()
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		id, _ := r.obj.Get("id")
-		ids[i] = id.(string)
-	}
-	c.h.keys.Store(&ids)
-	return ids
+	_, next, _ = c.bySeq.Ceil(seq + 1)
+	return prev, next
 }
 
-// ordered returns the records in insertion order.
-func (c *collection) ordered() []*record {
-	rs := slices.Collect(maps.Values(c.recs))
-	slices.SortFunc(rs, func(a, b *record) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
-	return rs
+func idOf(r *record) string {
+	if r == nil {
+		return ""
+	}
+	return r.id()
 }
 
-func (c *collection) sum() [32]byte {
-	if h := c.h.get(); h != nil {
-		return *h
-	}
-	ids := c.orderedIDs()
-	b := make([]byte, 0, 16+len(ids)*40)
-	b = appendUint(b, uint64(c.next))
-	b = appendUint(b, uint64(len(ids)))
-	for _, id := range ids {
-		b = appendStr(b, id)
-		b = append(b, c.recs[id].sum[:]...)
-	}
-	h := sha256.Sum256(b)
-	c.h.put(h)
-	return h
+// insert adds r, new, at the end of the insertion order; o is the writing state's owner of nodes,
+// as for replace and remove.
+func (c *collection) insert(o *pmap.Owner, r *record) {
+	_, last, _ := c.bySeq.Max()
+	r.seq = c.seq
+	c.seq++
+	c.byID.Set(o, r.id(), r)
+	c.bySeq.Set(o, r.seq, r)
+	c.sum.add(recordDigest(r, idOf(last)))
 }
 
+// replace puts r in the place of old, the record of the same id.
+func (c *collection) replace(o *pmap.Owner, old, r *record) {
+	prev, _ := c.neighbours(old.seq)
+	r.seq = old.seq
+	c.byID.Set(o, r.id(), r)
+	c.bySeq.Set(o, r.seq, r)
+	c.sum.sub(recordDigest(old, idOf(prev)))
+	c.sum.add(recordDigest(r, idOf(prev)))
+}
+
+// remove takes r out; the record after it now follows the one before it.
+func (c *collection) remove(o *pmap.Owner, r *record) {
+	prev, next := c.neighbours(r.seq)
+	c.byID.Delete(o, r.id())
+	c.bySeq.Delete(o, r.seq)
+	c.sum.sub(recordDigest(r, idOf(prev)))
+	if next != nil {
+		c.sum.sub(recordDigest(next, r.id()))
+		c.sum.add(recordDigest(next, idOf(prev)))
+	}
+}
+
+// dbSec holds the collections by name. A write replaces the collection it changes.
 type dbSec struct {
-	colls map[string]*collection
-	owned bool            // colls is private to this state
-	mine  map[string]bool // collections cloned by this state since it was last forked
-	h     *hashCell
+	colls pmap.Map[string, *collection]
 }
 
-func (d *dbSec) sum() [32]byte {
-	if h := d.h.get(); h != nil {
-		return *h
+func newDBSec() dbSec { return dbSec{colls: pmap.New[string, *collection](strings.Compare)} }
+
+func (d *dbSec) get(coll, id string) (*record, bool) {
+	c, ok := d.colls.Get(coll)
+	if !ok {
+		return nil, false
 	}
-	names := slices.Collect(maps.Keys(d.colls))
-	slices.Sort(names)
-	b := make([]byte, 0, 16+len(names)*48)
-	b = appendStr(b, "db")
-	b = appendUint(b, uint64(len(names)))
-	for _, n := range names {
-		b = appendStr(b, n)
-		cs := d.colls[n].sum()
-		b = append(b, cs[:]...)
-	}
-	h := sha256.Sum256(b)
-	d.h.put(h)
-	return h
+	return c.byID.Get(id)
 }
 
-// writable returns collection name, private to this state, ready to be changed; nil when it
-// does not exist and create is false.
-// keysChanged says whether the write adds or removes a record.
-func (d *dbSec) writable(name string, create, keysChanged bool) *collection {
-	if !d.owned {
-		d.colls = maps.Clone(d.colls)
-		d.owned = true
-		d.mine = map[string]bool{}
-		d.h = newCell()
-	} else {
-		d.h.reset(true)
-	}
-	c := d.colls[name]
+// writable returns a copy of collection name (a new one when create is true and there is none)
+// to change and then store with d.colls.Set; nil when it does not exist and create is false.
+func (d *dbSec) writable(name string, create bool) *collection {
+	c, ok := d.colls.Get(name)
 	switch {
-	case c == nil:
-		if !create {
-			return nil
-		}
-		c = &collection{recs: map[string]*record{}, h: newCell()}
-		d.colls[name] = c
-		d.mine[name] = true
-	case !d.mine[name]:
-		c = c.clone(keysChanged)
-		d.colls[name] = c
-		d.mine[name] = true
-	default:
-		c.h.reset(keysChanged)
+	case ok:
+		cp := *c
+		return &cp
+	case create:
+		return newCollection()
 	}
-	return c
+	return nil
 }
 
 func checkCollection(name string) error {
@@ -234,7 +219,7 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 		return "", fmt.Errorf("record: %v", err)
 	}
 	obj := nv.(*jsonv.Object)
-	existing := s.db.colls[coll]
+	existing, _ := s.db.colls.Get(coll)
 	idv, hasID := obj.Get("id")
 	var id string
 	next := 0
@@ -246,7 +231,7 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 		for {
 			next++
 			id = coll + "-" + strconv.Itoa(next)
-			if existing == nil || existing.recs[id] == nil {
+			if _, taken := s.db.get(coll, id); !taken {
 				break
 			}
 		}
@@ -260,7 +245,7 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 			return "", errors.New("record id is empty")
 		}
 		id = x
-		if existing != nil && existing.recs[id] != nil {
+		if _, taken := s.db.get(coll, id); taken {
 			return "", fmt.Errorf("%s already has a record %s", coll, id)
 		}
 	default:
@@ -271,47 +256,84 @@ func (d *DB) Insert(coll string, rec *jsonv.Object) (string, error) {
 		return "", err
 	}
 	_ = s.begin()
-	c := s.db.writable(coll, true, true)
+	c := s.db.writable(coll, true)
 	if next > c.next {
 		c.next = next
 	}
-	r.seq = c.seq
-	c.seq++
-	c.recs[id] = r
+	o := s.owner()
+	c.insert(o, r)
+	s.db.colls.Set(o, coll, c)
 	s.record(Action{Kind: KindRecord, Op: "insert", Key: coll + "/" + id, after: r})
 	return id, nil
 }
 
 // Get returns a copy of record id of collection coll.
 func (d *DB) Get(coll, id string) (*jsonv.Object, bool) {
-	c := d.db.colls[coll]
-	if c == nil || c.recs[id] == nil {
+	r, ok := d.db.get(coll, id)
+	if !ok {
 		return nil, false
 	}
-	return jsonv.Clone(c.recs[id].obj).(*jsonv.Object), true
+	return jsonv.Clone(r.obj).(*jsonv.Object), true
+}
+
+// View returns record id of collection coll without copying it: it belongs to the state and
+// must not be changed (a caller that converts it, to Starlark or to JSON text, copies it then).
+func (d *DB) View(coll, id string) (*jsonv.Object, bool) {
+	r, ok := d.db.get(coll, id)
+	if !ok {
+		return nil, false
+	}
+	return r.obj, true
 }
 
 // Has reports whether collection coll holds record id.
 func (d *DB) Has(coll, id string) bool {
-	c := d.db.colls[coll]
-	return c != nil && c.recs[id] != nil
+	_, ok := d.db.get(coll, id)
+	return ok
 }
 
 // Find returns copies of the records of coll whose fields equal (jsonv.Equal) every field of
 // eq, in insertion order. A field the record lacks equals only null. An unknown collection
 // gives an empty list; a nil eq matches every record.
 func (d *DB) Find(coll string, eq *jsonv.Object) []*jsonv.Object {
-	c := d.db.colls[coll]
 	out := []*jsonv.Object{}
-	if c == nil {
-		return out
-	}
-	for _, id := range c.orderedIDs() {
-		if r := c.recs[id]; matches(r.obj, eq) {
-			out = append(out, jsonv.Clone(r.obj).(*jsonv.Object))
-		}
+	for r := range d.Scan(coll, eq) {
+		out = append(out, jsonv.Clone(r).(*jsonv.Object))
 	}
 	return out
+}
+
+// Scan yields the records of coll whose fields equal every field of eq (as Find), in insertion
+// order, without copying them: the caller must not change them. It stops when the caller does,
+// so finding the first match, or counting, copies nothing.
+func (d *DB) Scan(coll string, eq *jsonv.Object) iter.Seq[*jsonv.Object] {
+	return func(yield func(*jsonv.Object) bool) {
+		c, ok := d.db.colls.Get(coll)
+		if !ok {
+			return
+		}
+		for _, r := range c.bySeq.All() {
+			if matches(r.obj, eq) && !yield(r.obj) {
+				return
+			}
+		}
+	}
+}
+
+// Count is the number of records of coll whose fields equal every field of eq (as Find): O(1)
+// for a nil eq.
+func (d *DB) Count(coll string, eq *jsonv.Object) int {
+	if eq == nil || len(eq.Members) == 0 {
+		if c, ok := d.db.colls.Get(coll); ok {
+			return c.byID.Len()
+		}
+		return 0
+	}
+	n := 0
+	for range d.Scan(coll, eq) {
+		n++
+	}
+	return n
 }
 
 func matches(obj, eq *jsonv.Object) bool {
@@ -343,15 +365,14 @@ func (d *DB) Update(coll, id string, fields *jsonv.Object) (*jsonv.Object, error
 	if s.frozen {
 		return nil, ErrFrozen
 	}
-	c := s.db.colls[coll]
-	if c == nil || c.recs[id] == nil {
+	old, ok := s.db.get(coll, id)
+	if !ok {
 		return nil, fmt.Errorf("no record %s in %s", id, coll)
 	}
 	nv, err := Normalize(fields)
 	if err != nil {
 		return nil, fmt.Errorf("fields: %v", err)
 	}
-	old := c.recs[id]
 	obj := jsonv.Clone(old.obj).(*jsonv.Object)
 	if f, _ := nv.(*jsonv.Object); f != nil {
 		for _, m := range f.Members {
@@ -370,7 +391,10 @@ func (d *DB) Update(coll, id string, fields *jsonv.Object) (*jsonv.Object, error
 	}
 	if r.sum != old.sum {
 		_ = s.begin()
-		s.db.writable(coll, false, false).recs[id] = r
+		c := s.db.writable(coll, false)
+		o := s.owner()
+		c.replace(o, old, r)
+		s.db.colls.Set(o, coll, c)
 		s.record(Action{Kind: KindRecord, Op: "update", Key: coll + "/" + id, before: old, after: r})
 	}
 	return jsonv.Clone(obj).(*jsonv.Object), nil
@@ -382,23 +406,24 @@ func (d *DB) Remove(coll, id string) error {
 	if s.frozen {
 		return ErrFrozen
 	}
-	c := s.db.colls[coll]
-	if c == nil || c.recs[id] == nil {
+	old, ok := s.db.get(coll, id)
+	if !ok {
 		return fmt.Errorf("no record %s in %s", id, coll)
 	}
 	_ = s.begin()
-	old := c.recs[id]
-	delete(s.db.writable(coll, false, true).recs, id)
+	c := s.db.writable(coll, false)
+	o := s.owner()
+	c.remove(o, old)
+	s.db.colls.Set(o, coll, c)
 	s.record(Action{Kind: KindRecord, Op: "remove", Key: coll + "/" + id, before: old})
 	return nil
 }
 
 // Collections returns the names of the collections, sorted.
 func (d *DB) Collections() []string {
-	out := slices.Collect(maps.Keys(d.db.colls))
-	slices.Sort(out)
-	if out == nil {
-		out = []string{}
+	out := []string{}
+	for name := range d.db.colls.All() {
+		out = append(out, name)
 	}
 	return out
 }

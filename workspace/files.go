@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
 )
 
 // CleanPath makes p absolute and clean: "a.txt" and "/a.txt" are one file, a trailing slash is
@@ -40,62 +40,82 @@ type fileEntry struct {
 	sum     [32]byte
 }
 
+// fsSec holds the files and the folders (but "/") in one map by path, in byte order, so that the
+// paths inside a folder are one range of it. A folder's value is nil.
 type fsSec struct {
-	files map[string]*fileEntry
-	dirs  map[string]struct{} // every folder but "/"
-	owned bool
-	h     *hashCell
+	t     pmap.Map[string, *fileEntry]
+	files int // how many entries are files
+	bytes int // the bytes they hold
+	sum   digestSum
 }
 
-// own makes the maps private to this state before a write.
-func (f *fsSec) own(keysChanged bool) {
-	if !f.owned {
-		f.files = maps.Clone(f.files)
-		f.dirs = maps.Clone(f.dirs)
-		f.owned = true
-		f.h = f.h.next(keysChanged)
-		return
+func newFsSec() fsSec { return fsSec{t: pmap.New[string, *fileEntry](strings.Compare)} }
+
+// digest is the digest of the entry at p for the section's sum: a file (e) or a folder (nil).
+func fsDigest(p string, e *fileEntry) entryDigest {
+	if e == nil {
+		return digestOf('d', p, nil, "")
 	}
-	f.h.reset(keysChanged)
+	return digestOf('f', p, &e.sum, "")
 }
 
-func (f *fsSec) sum() [32]byte {
-	if h := f.h.get(); h != nil {
-		return *h
-	}
-	keys := f.h.sortedKeys(func() []string {
-		keys := make([]string, 0, len(f.files)+len(f.dirs))
-		for p := range f.files {
-			keys = append(keys, p)
-		}
-		for p := range f.dirs {
-			keys = append(keys, p)
-		}
-		return keys
-	})
-	b := make([]byte, 0, 16+len(keys)*64)
-	b = appendStr(b, "files")
-	b = appendUint(b, uint64(len(keys)))
-	for _, p := range keys {
-		b = appendStr(b, p)
-		if e, ok := f.files[p]; ok {
-			b = append(b, 'f')
-			b = append(b, e.sum[:]...)
-		} else {
-			b = append(b, 'd')
-		}
-	}
-	h := sha256.Sum256(b)
-	f.h.put(h)
-	return h
+// file returns the file at p.
+func (f *fsSec) file(p string) (*fileEntry, bool) {
+	e, ok := f.t.Get(p)
+	return e, ok && e != nil
 }
 
 func (f *fsSec) isDir(p string) bool {
 	if p == "/" {
 		return true
 	}
-	_, ok := f.dirs[p]
-	return ok
+	e, ok := f.t.Get(p)
+	return ok && e == nil
+}
+
+// put stores a file (e) or a folder (nil) at p, keeping the counts and the sum; o is the
+// writing state's owner of nodes.
+func (f *fsSec) put(o *pmap.Owner, p string, e *fileEntry) {
+	old, had := f.t.Set(o, p, e)
+	if had {
+		f.drop(p, old)
+	}
+	f.sum.add(fsDigest(p, e))
+	if e != nil {
+		f.files++
+		f.bytes += len(e.content)
+	}
+}
+
+// del removes the entry at p, which exists.
+func (f *fsSec) del(o *pmap.Owner, p string) {
+	if old, ok := f.t.Delete(o, p); ok {
+		f.drop(p, old)
+	}
+}
+
+// drop takes an entry that left the map out of the counts and the sum.
+func (f *fsSec) drop(p string, e *fileEntry) {
+	f.sum.sub(fsDigest(p, e))
+	if e != nil {
+		f.files--
+		f.bytes -= len(e.content)
+	}
+}
+
+// inside yields the paths strictly inside folder dir, in byte order, with their entries.
+func (f *fsSec) inside(dir string) func(yield func(string, *fileEntry) bool) {
+	prefix := dir + "/"
+	if dir == "/" {
+		prefix = "/"
+	}
+	return func(yield func(string, *fileEntry) bool) {
+		for p, e := range f.t.From(prefix) {
+			if !strings.HasPrefix(p, prefix) || !yield(p, e) {
+				return
+			}
+		}
+	}
 }
 
 // parents returns the folders above p, outermost first, without "/".
@@ -119,17 +139,30 @@ func under(p, dir string) bool {
 
 // checkParents fails when a folder above p is a file.
 func (f *fsSec) checkParents(p string) error {
-	for _, d := range parents(p) {
-		if _, ok := f.files[d]; ok {
-			return fmt.Errorf("%s is a file, not a folder", d)
-		}
-	}
-	return nil
+	_, err := f.missingParents(p)
+	return err
 }
 
-func (f *fsSec) addParents(p string) {
+// missingParents returns the folders above p that do not exist yet, outermost first, and fails
+// when one above p is a file: one look-up per folder.
+func (f *fsSec) missingParents(p string) ([]string, error) {
+	var missing []string
 	for _, d := range parents(p) {
-		f.dirs[d] = struct{}{}
+		e, ok := f.t.Get(d)
+		switch {
+		case !ok:
+			missing = append(missing, d)
+		case e != nil:
+			return nil, fmt.Errorf("%s is a file, not a folder", d)
+		}
+	}
+	return missing, nil
+}
+
+func (f *fsSec) addParents(o *pmap.Owner, p string) {
+	missing, _ := f.missingParents(p)
+	for _, d := range missing {
+		f.put(o, d, nil)
 	}
 }
 
@@ -143,21 +176,24 @@ func (fs *Files) Write(p, content string) error {
 	if len(content) > limits.FileSize {
 		return fmt.Errorf("cannot write %s: %d bytes is over the %s limit of a file", p, len(content), limits.Bytes(limits.FileSize))
 	}
-	if s.fs.isDir(p) {
+	old, exists := s.fs.t.Get(p)
+	if p == "/" || exists && old == nil {
 		return fmt.Errorf("cannot write %s: it is a folder", p)
 	}
-	if err := s.fs.checkParents(p); err != nil {
+	missing, err := s.fs.missingParents(p)
+	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", p, err)
 	}
-	old, exists := s.fs.files[p]
 	if exists && old.content == content {
 		return nil // nothing changes
 	}
 	e := &fileEntry{content: content, sum: sha256.Sum256([]byte(content))}
 	_ = s.begin()
-	s.fs.own(!exists)
-	s.fs.addParents(p)
-	s.fs.files[p] = e
+	f, o := s.fsw(), s.owner()
+	for _, d := range missing {
+		f.put(o, d, nil)
+	}
+	f.put(o, p, e)
 	a := Action{Kind: KindFile, Op: "write", Key: p, after: e}
 	if exists {
 		a.before = old
@@ -172,7 +208,7 @@ func (fs *Files) Read(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if e, ok := fs.fs.files[p]; ok {
+	if e, ok := fs.fs.file(p); ok {
 		return e.content, nil
 	}
 	if fs.fs.isDir(p) {
@@ -184,8 +220,8 @@ func (fs *Files) Read(p string) (string, error) {
 // Exists reports whether p is a file or a folder.
 func (fs *Files) Exists(p string) bool {
 	p = CleanPath(p)
-	_, ok := fs.fs.files[p]
-	return ok || fs.fs.isDir(p)
+	_, ok := fs.fs.t.Get(p)
+	return ok || p == "/"
 }
 
 // IsDir reports whether p is a folder.
@@ -193,18 +229,19 @@ func (fs *Files) IsDir(p string) bool { return fs.fs.isDir(CleanPath(p)) }
 
 // IsFile reports whether p is a file.
 func (fs *Files) IsFile(p string) bool {
-	_, ok := fs.fs.files[CleanPath(p)]
+	_, ok := fs.fs.file(CleanPath(p))
 	return ok
 }
 
 // List returns the names of the direct children of folder dir, sorted, folders ending in "/".
+// It visits the children only, not what the folders among them hold: O(c log n) for c children.
 func (fs *Files) List(dir string) ([]string, error) {
 	dir, err := checkPath(dir)
 	if err != nil {
 		return nil, err
 	}
 	if !fs.fs.isDir(dir) {
-		if _, ok := fs.fs.files[dir]; ok {
+		if _, ok := fs.fs.file(dir); ok {
 			return nil, fmt.Errorf("%s is a file, not a folder", dir)
 		}
 		return nil, fmt.Errorf("no such folder: %s", dir)
@@ -214,15 +251,23 @@ func (fs *Files) List(dir string) ([]string, error) {
 		prefix = "/"
 	}
 	out := []string{}
-	for p := range fs.fs.files {
-		if rest, ok := strings.CutPrefix(p, prefix); ok && rest != "" && !strings.Contains(rest, "/") {
+	for from := prefix; ; {
+		p, e, ok := fs.fs.t.Ceil(from)
+		if !ok || !strings.HasPrefix(p, prefix) {
+			break
+		}
+		rest := p[len(prefix):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			// inside the child folder rest[:i]: go on after everything it holds
+			from = prefix + rest[:i] + "0" // "0" follows "/"
+			continue
+		}
+		if e == nil {
+			out = append(out, rest+"/")
+		} else {
 			out = append(out, rest)
 		}
-	}
-	for p := range fs.fs.dirs {
-		if rest, ok := strings.CutPrefix(p, prefix); ok && rest != "" && !strings.Contains(rest, "/") {
-			out = append(out, rest+"/")
-		}
+		from = p + "\x00"
 	}
 	slices.Sort(out)
 	return out, nil
@@ -236,12 +281,11 @@ func (fs *Files) Walk(dir string) []string {
 	if !fs.fs.isDir(dir) {
 		return out
 	}
-	for p := range fs.fs.files {
-		if under(p, dir) {
+	for p, e := range fs.fs.inside(dir) {
+		if e != nil {
 			out = append(out, p)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -249,12 +293,11 @@ func (fs *Files) Walk(dir string) []string {
 func (fs *Files) Dirs(dir string) []string {
 	dir = CleanPath(dir)
 	out := []string{}
-	for p := range fs.fs.dirs {
-		if under(p, dir) {
+	for p, e := range fs.fs.inside(dir) {
+		if e == nil {
 			out = append(out, p)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -269,6 +312,21 @@ func (fs *Files) writable(p string) (*State, string, error) {
 	return s, p, err
 }
 
+// subtree returns folder p and every path inside it: its files in natural order, and its
+// folders (p first).
+func (f *fsSec) subtree(p string) (files, dirs []string) {
+	dirs = []string{p}
+	for q, e := range f.inside(p) {
+		if e == nil {
+			dirs = append(dirs, q)
+		} else {
+			files = append(files, q)
+		}
+	}
+	slices.SortFunc(files, NaturalCompare)
+	return files, dirs
+}
+
 // Remove deletes the file at p, or the folder at p with everything it holds. "/" cannot be
 // removed.
 func (fs *Files) Remove(p string) error {
@@ -279,10 +337,9 @@ func (fs *Files) Remove(p string) error {
 	if p == "/" {
 		return errors.New("cannot remove /")
 	}
-	if e, ok := s.fs.files[p]; ok {
+	if e, ok := s.fs.file(p); ok {
 		_ = s.begin()
-		s.fs.own(true)
-		delete(s.fs.files, p)
+		s.fsw().del(s.owner(), p)
 		s.record(Action{Kind: KindFile, Op: "remove", Key: p, before: e})
 		return nil
 	}
@@ -290,23 +347,16 @@ func (fs *Files) Remove(p string) error {
 		return fmt.Errorf("no such file or folder: %s", p)
 	}
 	_ = s.begin()
-	s.fs.own(true)
-	var gone []string
-	for q := range s.fs.files {
-		if under(q, p) {
-			gone = append(gone, q)
-		}
-	}
-	slices.SortFunc(gone, NaturalCompare)
-	for _, q := range gone {
-		s.record(Action{Kind: KindFile, Op: "remove", Key: q, before: s.fs.files[q]})
-		delete(s.fs.files, q)
+	f, o := s.fsw(), s.owner()
+	files, dirs := f.subtree(p)
+	for _, q := range files {
+		e, _ := f.file(q)
+		s.record(Action{Kind: KindFile, Op: "remove", Key: q, before: e})
+		f.del(o, q)
 	}
 	s.record(Action{Kind: KindFolder, Op: "remove", Key: p})
-	for q := range s.fs.dirs {
-		if q == p || under(q, p) {
-			delete(s.fs.dirs, q)
-		}
+	for _, q := range dirs {
+		f.del(o, q)
 	}
 	return nil
 }
@@ -339,13 +389,13 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 	if src == "/" {
 		return "", errors.New("cannot move /")
 	}
-	_, srcFile := s.fs.files[src]
+	_, srcFile := s.fs.file(src)
 	if !srcFile && !s.fs.isDir(src) {
 		return "", fmt.Errorf("no such file or folder: %s", src)
 	}
 	target := dst
 	if into || s.fs.isDir(dst) {
-		if _, ok := s.fs.files[dst]; ok {
+		if _, ok := s.fs.file(dst); ok {
 			return "", fmt.Errorf("cannot move %s into %s: it is a file", src, dst)
 		}
 		target = path.Join(dst, path.Base(src))
@@ -356,45 +406,33 @@ func (fs *Files) MoveTo(src, dst string) (string, error) {
 	if !srcFile && under(target, src) {
 		return "", fmt.Errorf("cannot move %s into itself (%s)", src, target)
 	}
-	if _, ok := s.fs.files[target]; ok || s.fs.isDir(target) {
+	if fs.Exists(target) {
 		return "", fmt.Errorf("cannot move %s to %s: %s already exists", src, target, target)
 	}
 	if err := s.fs.checkParents(target); err != nil {
 		return "", fmt.Errorf("cannot move %s to %s: %v", src, target, err)
 	}
 	_ = s.begin()
-	s.fs.own(true)
-	s.fs.addParents(target)
+	f, o := s.fsw(), s.owner()
+	f.addParents(o, target)
 	if srcFile {
-		e := s.fs.files[src]
-		s.fs.files[target] = e
-		delete(s.fs.files, src)
+		e, _ := f.file(src)
+		f.del(o, src)
+		f.put(o, target, e)
 		s.record(Action{Kind: KindFile, Op: "move", Key: src, To: target, before: e, after: e})
 		return target, nil
 	}
-	var files []string
-	for q := range s.fs.files {
-		if under(q, src) {
-			files = append(files, q)
-		}
-	}
-	var dirs []string
-	for q := range s.fs.dirs {
-		if q == src || under(q, src) {
-			dirs = append(dirs, q)
-		}
-	}
-	slices.SortFunc(files, NaturalCompare)
+	files, dirs := f.subtree(src)
 	for _, q := range files {
-		e := s.fs.files[q]
-		s.fs.files[target+q[len(src):]] = e
-		delete(s.fs.files, q)
+		e, _ := f.file(q)
+		f.del(o, q)
+		f.put(o, target+q[len(src):], e)
 		s.record(Action{Kind: KindFile, Op: "move", Key: q, To: target + q[len(src):], before: e, after: e})
 	}
 	s.record(Action{Kind: KindFolder, Op: "move", Key: src, To: target})
 	for _, q := range dirs {
-		delete(s.fs.dirs, q)
-		s.fs.dirs[target+q[len(src):]] = struct{}{}
+		f.del(o, q)
+		f.put(o, target+q[len(src):], nil)
 	}
 	return target, nil
 }
@@ -409,16 +447,16 @@ func (fs *Files) Mkdir(p string) error {
 	if s.fs.isDir(p) {
 		return nil
 	}
-	if _, ok := s.fs.files[p]; ok {
+	if _, ok := s.fs.file(p); ok {
 		return fmt.Errorf("cannot make folder %s: it is a file", p)
 	}
 	if err := s.fs.checkParents(p); err != nil {
 		return fmt.Errorf("cannot make folder %s: %v", p, err)
 	}
 	_ = s.begin()
-	s.fs.own(true)
-	s.fs.addParents(p)
-	s.fs.dirs[p] = struct{}{}
+	f, o := s.fsw(), s.owner()
+	f.addParents(o, p)
+	f.put(o, p, nil)
 	s.record(Action{Kind: KindFolder, Op: "mkdir", Key: p})
 	return nil
 }
@@ -426,28 +464,67 @@ func (fs *Files) Mkdir(p string) error {
 // Glob returns the files (not folders) whose path matches pattern, sorted. The pattern is
 // cleaned like a path; within one segment "*", "?" and "[...]" work as in path.Match, and a
 // segment that is exactly "**" matches any number of segments, none included
-// ("/docs/**/*.md" matches "/docs/a.md" and "/docs/x/y/a.md").
+// ("/docs/**/*.md" matches "/docs/a.md" and "/docs/x/y/a.md"). It looks only at the paths
+// under the pattern's leading segments that hold no wildcard (GlobLooks counts them).
 func (fs *Files) Glob(pattern string) ([]string, error) {
-	clean, err := checkPath(pattern)
+	segs, dir, exact, err := globPlan(pattern)
 	if err != nil {
 		return nil, err
 	}
-	segs := strings.Split(clean[1:], "/")
-	// Collapse runs of "**", which would only make matching slower.
-	segs = slices.CompactFunc(segs, func(a, b string) bool { return a == "**" && b == "**" })
-	for _, seg := range segs {
-		if _, err := path.Match(seg, ""); err != nil {
-			return nil, fmt.Errorf("bad glob pattern %q", pattern)
-		}
-	}
 	out := []string{}
-	for p := range fs.fs.files {
-		if globMatch(segs, strings.Split(p[1:], "/")) {
+	if fs.IsFile(dir) && globMatch(segs, strings.Split(dir[1:], "/")) { // the pattern without a wildcard, or "/a/**" and a file /a
+		out = append(out, dir)
+	}
+	if exact {
+		return out, nil
+	}
+	for p, e := range fs.fs.inside(dir) {
+		if e != nil && globMatch(segs, strings.Split(p[1:], "/")) {
 			out = append(out, p)
 		}
 	}
-	slices.Sort(out)
 	return out, nil
+}
+
+// GlobLooks is the number of paths Glob looks at for pattern (1 for a bad one).
+func (fs *Files) GlobLooks(pattern string) int {
+	_, dir, exact, err := globPlan(pattern)
+	if err != nil || exact {
+		return 1
+	}
+	return 1 + fs.Inside(dir)
+}
+
+// globPlan cuts a glob pattern into its segments and finds the folder its leading segments
+// without a wildcard name; exact when no segment has one (dir is then the path).
+func globPlan(pattern string) (segs []string, dir string, exact bool, err error) {
+	clean, err := checkPath(pattern)
+	if err != nil {
+		return nil, "", false, err
+	}
+	segs = strings.Split(clean[1:], "/")
+	// Collapse runs of "**", which would only make matching slower.
+	segs = slices.CompactFunc(segs, func(a, b string) bool { return a == "**" && b == "**" })
+	literal := len(segs)
+	for i, seg := range segs {
+		if _, err := path.Match(seg, ""); err != nil {
+			return nil, "", false, fmt.Errorf("bad glob pattern %q", pattern)
+		}
+		if literal == len(segs) && (seg == "**" || strings.ContainsAny(seg, `*?[\`)) {
+			literal = i
+		}
+	}
+	return segs, "/" + strings.Join(segs[:literal], "/"), literal == len(segs), nil
+}
+
+// Inside is the number of files and folders inside folder dir, at any depth: O(log n).
+func (fs *Files) Inside(dir string) int {
+	dir = CleanPath(dir)
+	prefix, end := dir+"/", dir+"0" // "0" follows "/": every path inside dir sorts before end
+	if dir == "/" {
+		prefix, end = "/", "0"
+	}
+	return fs.fs.t.Rank(end) - fs.fs.t.Rank(prefix)
 }
 
 func globMatch(segs, parts []string) bool {
@@ -472,9 +549,4 @@ func globMatch(segs, parts []string) bool {
 }
 
 // Size returns the number of files and the total bytes they hold.
-func (fs *Files) Size() (files, bytes int) {
-	for _, e := range fs.fs.files {
-		bytes += len(e.content)
-	}
-	return len(fs.fs.files), bytes
-}
+func (fs *Files) Size() (files, bytes int) { return fs.fs.files, fs.fs.bytes }

@@ -1,16 +1,20 @@
 package workspace
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/coworkenv/coworkenv/internal/limits"
-	"github.com/coworkenv/coworkenv/workspace/timefmt"
-	"maps"
+	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
+	"github.com/coworkenv/coworkenv/workspace/timefmt"
 )
 
 // Attachment is a file attached to a message.
@@ -83,10 +87,131 @@ func newMsgEntry(m Message, t time.Time, num int) *msgEntry {
 	return &msgEntry{m: m, t: t, num: num, sum: sha256.Sum256(b)}
 }
 
+// mailSec holds the messages by id (in natural order) and by folder and date (the index of
+// listings), each message in both.
 type mailSec struct {
-	entrySet[*msgEntry]     // covers messages only; address and next are hashed by State.Hash
-	next                int // number of the last id given
-	address             string
+	byID    pmap.Map[string, *msgEntry]
+	index   pmap.Map[msgKey, *msgEntry]
+	sum     digestSum // the messages; address and next are hashed by State.Hash
+	next    int       // number of the last id given
+	address string
+}
+
+// msgKey orders the index: by folder, then oldest first (by date as an instant, then by the
+// number in the id).
+type msgKey struct {
+	folder string
+	sec    int64
+	nsec   int
+	num    int
+}
+
+func (e *msgEntry) key() msgKey {
+	return msgKey{folder: e.m.Folder, sec: e.t.Unix(), nsec: e.t.Nanosecond(), num: e.num}
+}
+
+func compareMsgKeys(a, b msgKey) int {
+	return cmp.Or(strings.Compare(a.folder, b.folder), cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.num, b.num))
+}
+
+// compareDates orders messages oldest first, whatever their folder.
+func compareDates(a, b *msgEntry) int {
+	return cmp.Or(a.t.Compare(b.t), cmp.Compare(a.num, b.num))
+}
+
+func newMailSec() mailSec {
+	return mailSec{byID: pmap.New[string, *msgEntry](NaturalCompare), index: pmap.New[msgKey, *msgEntry](compareMsgKeys),
+		address: DefaultAddress}
+}
+
+func (e *msgEntry) digest() entryDigest { return digestOf('m', e.m.ID, &e.sum, "") }
+
+// put stores e, new or in place of the message of the same id; o is the writing state's owner
+// of nodes.
+func (ms *mailSec) put(o *pmap.Owner, e *msgEntry) {
+	if old, had := ms.byID.Set(o, e.m.ID, e); had {
+		ms.sum.sub(old.digest())
+		if k := old.key(); compareMsgKeys(k, e.key()) != 0 {
+			ms.index.Delete(o, k)
+		}
+	}
+	ms.index.Set(o, e.key(), e)
+	ms.sum.add(e.digest())
+}
+
+// folderEnd is the first key of the index after every message of folder.
+func folderEnd(folder string) msgKey { return msgKey{folder: folder + "\x00", sec: math.MinInt64} }
+
+// folders yields the folders that hold a message, in byte order: a look-up per folder.
+func (ms *mailSec) folders() func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for from := (msgKey{sec: math.MinInt64}); ; {
+			k, _, ok := ms.index.Ceil(from)
+			if !ok || !yield(k.folder) {
+				return
+			}
+			from = folderEnd(k.folder)
+		}
+	}
+}
+
+// scan yields the messages of folder ("": every folder) oldest first, or newest first.
+func (ms *mailSec) scan(folder string, newest bool) func(yield func(*msgEntry) bool) {
+	if folder != "" {
+		return func(yield func(*msgEntry) bool) {
+			if newest {
+				for k, e := range ms.index.Down(msgKey{folder: folder, sec: math.MaxInt64, nsec: math.MaxInt, num: math.MaxInt}) {
+					if k.folder != folder || !yield(e) {
+						return
+					}
+				}
+				return
+			}
+			for k, e := range ms.index.From(msgKey{folder: folder, sec: math.MinInt64}) {
+				if k.folder != folder || !yield(e) {
+					return
+				}
+			}
+		}
+	}
+	// every folder: merge the folders' runs, the next message of each at hand
+	return func(yield func(*msgEntry) bool) {
+		type run struct {
+			next func() (*msgEntry, bool)
+			stop func()
+			head *msgEntry
+		}
+		var runs []*run
+		defer func() {
+			for _, r := range runs {
+				r.stop()
+			}
+		}()
+		for f := range ms.folders() {
+			next, stop := iter.Pull(ms.scan(f, newest))
+			r := &run{next: next, stop: stop}
+			r.head, _ = next()
+			runs = append(runs, r)
+		}
+		before := func(a, b *msgEntry) bool { // a comes before b in the order asked
+			if newest {
+				return compareDates(a, b) > 0
+			}
+			return compareDates(a, b) < 0
+		}
+		for {
+			var best *run
+			for _, r := range runs {
+				if r.head != nil && (best == nil || before(r.head, best.head)) {
+					best = r
+				}
+			}
+			if best == nil || !yield(best.head) {
+				return
+			}
+			best.head, _ = best.next()
+		}
+	}
 }
 
 // checkAddress validates an address lightly: not empty, with an "@".
@@ -182,7 +307,7 @@ func (mb *Mail) SetAddress(a string) error {
 		return err
 	}
 	_ = s.begin()
-	s.mail.address = a
+	s.mailw().address = a
 	return nil
 }
 
@@ -203,14 +328,14 @@ type Delivery struct {
 // kept when not empty.
 func (s *State) addMessage(m Message, t time.Time) string {
 	_ = s.begin()
-	s.mail.own(true)
-	s.mail.next++
-	n := s.mail.next
+	mail := s.mailw()
+	mail.next++
+	n := mail.next
 	m.ID = "m" + strconv.Itoa(n)
 	if m.Thread == "" {
 		m.Thread = m.ID
 	}
-	s.mail.items[m.ID] = newMsgEntry(m, t, n)
+	mail.put(s.owner(), newMsgEntry(m, t, n))
 	return m.ID
 }
 
@@ -263,17 +388,18 @@ func (mb *Mail) Deliver(d Delivery) (string, error) {
 	if m.Attachments == nil {
 		m.Attachments = []Attachment{}
 	}
-	if p, ok := s.mail.items[d.InReplyTo]; ok && d.InReplyTo != "" {
+	if p, ok := s.mail.byID.Get(d.InReplyTo); ok && d.InReplyTo != "" {
 		m.Thread = p.m.Thread
 	}
 	id := s.addMessage(m, t)
-	s.record(Action{Kind: KindMessage, Op: "deliver", Key: id, after: s.mail.items[id]})
+	e, _ := s.mail.byID.Get(id)
+	s.record(Action{Kind: KindMessage, Op: "deliver", Key: id, after: e})
 	return id, nil
 }
 
 // Get returns a copy of message id.
 func (mb *Mail) Get(id string) (Message, bool) {
-	e, ok := mb.mail.items[id]
+	e, ok := mb.mail.byID.Get(id)
 	if !ok {
 		return Message{}, false
 	}
@@ -281,7 +407,7 @@ func (mb *Mail) Get(id string) (Message, bool) {
 }
 
 func (mb *Mail) entry(id string) (*msgEntry, error) {
-	e, ok := mb.mail.items[id]
+	e, ok := mb.mail.byID.Get(id)
 	if !ok {
 		return nil, fmt.Errorf("no message %s", id)
 	}
@@ -296,6 +422,7 @@ type Filter struct {
 	Subject string // substring, ignoring case
 	Label   string // has this label
 	Unread  *bool  // true: unread only; false: read only
+	Text    string // a substring of the sender, the subject or the body, ignoring case
 }
 
 func (f Filter) match(m *Message) bool {
@@ -317,6 +444,13 @@ func (f Filter) match(m *Message) bool {
 	if f.Unread != nil && m.Read == *f.Unread {
 		return false
 	}
+	if f.Text != "" {
+		q := strings.ToLower(f.Text)
+		if !strings.Contains(strings.ToLower(m.Sender), q) && !strings.Contains(strings.ToLower(m.Subject), q) &&
+			!strings.Contains(strings.ToLower(m.Body), q) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -332,37 +466,49 @@ func containsFold(list []string, s string) bool {
 // Messages returns copies of the messages that match f, oldest first: by date (as instants),
 // then by the number in the id (m9 before m10).
 func (mb *Mail) Messages(f Filter) []Message {
-	es := make([]*msgEntry, 0, len(mb.mail.items))
-	for _, e := range mb.mail.items {
-		if f.match(&e.m) {
-			es = append(es, e)
-		}
+	return mb.Select(f, false, -1)
+}
+
+// Select returns copies of at most limit messages (all of them when limit is negative) that
+// match f: the oldest first, or with newest the newest first (see Scan).
+func (mb *Mail) Select(f Filter, newest bool, limit int) []Message {
+	out := []Message{}
+	if limit == 0 {
+		return out
 	}
-	slices.SortFunc(es, func(a, b *msgEntry) int {
-		if c := a.t.Compare(b.t); c != 0 {
-			return c
+	for m := range mb.Scan(f, newest) {
+		if out = append(out, m.clone()); len(out) == limit {
+			break
 		}
-		return a.num - b.num
-	})
-	out := make([]Message, len(es))
-	for i, e := range es {
-		out[i] = e.m.clone()
 	}
 	return out
 }
 
+// Scan yields the messages that match f, the oldest first or with newest the newest first,
+// without copying them: a message and its lists belong to the mailbox and must not be changed.
+// It walks the messages of f.Folder (of every folder when it is "") in that order, so a caller
+// that stops after a few pays for the messages it looked at, not for the size of the mailbox.
+func (mb *Mail) Scan(f Filter, newest bool) iter.Seq[*Message] {
+	return func(yield func(*Message) bool) {
+		for e := range mb.mail.scan(f.Folder, newest) {
+			if f.match(&e.m) && !yield(&e.m) {
+				return
+			}
+		}
+	}
+}
+
+// InFolder is the number of messages in folder ("": in every folder): O(log n).
+func (mb *Mail) InFolder(folder string) int {
+	if folder == "" {
+		return mb.mail.byID.Len()
+	}
+	return mb.mail.index.Rank(folderEnd(folder)) - mb.mail.index.Rank(msgKey{folder: folder, sec: math.MinInt64})
+}
+
 // Folders returns the folders that hold at least one message, sorted.
 func (mb *Mail) Folders() []string {
-	set := map[string]bool{}
-	for _, e := range mb.mail.items {
-		set[e.m.Folder] = true
-	}
-	out := slices.Collect(maps.Keys(set))
-	slices.Sort(out)
-	if out == nil {
-		out = []string{}
-	}
-	return out
+	return slices.AppendSeq([]string{}, mb.mail.folders())
 }
 
 // Send sends a new message from Address() and returns its id. It lands in folder "sent", read,
@@ -399,7 +545,8 @@ func (s *State) send(m Message) (string, error) {
 	var t time.Time
 	m.Date, t = s.now()
 	id := s.addMessage(m, t)
-	s.record(Action{Kind: KindMessage, Op: "send", Key: id, after: s.mail.items[id]})
+	e, _ := s.mail.byID.Get(id)
+	s.record(Action{Kind: KindMessage, Op: "send", Key: id, after: e})
 	return id, nil
 }
 
@@ -521,8 +668,7 @@ func (s *State) replaceMessage(old *msgEntry, m Message, op string) {
 		op = "mark"
 	}
 	_ = s.begin()
-	s.mail.own(false)
-	s.mail.items[m.ID] = ne
+	s.mailw().put(s.owner(), ne)
 	s.record(Action{Kind: KindMessage, Op: op, Key: m.ID, before: old, after: ne})
 }
 

@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"maps"
+	"iter"
 	"slices"
 	"strings"
+
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
 )
 
 // Part is the state of one service kept outside this package (contacts, chat, …): a
@@ -29,20 +31,23 @@ type Entry interface {
 	Digest() [32]byte
 }
 
-// partTable is one version of a part's content. It is never changed once shared: a state that
-// does not own it clones it before writing.
+// partTable is one version of a part's content: its entries by key, in natural order, and
+// their digests.
 type partTable struct {
-	items map[string]Entry
-	sums  map[string][32]byte
+	items pmap.Map[string, *partItem]
 	next  int64
-	h     *hashCell
+	sum   digestSum
+}
+
+type partItem struct {
+	e Entry
+	d [32]byte // e.Digest()
 }
 
 // partState is a state's handle on one part.
 type partState struct {
-	p     *Part
-	t     *partTable
-	owned bool
+	p *Part
+	t partTable
 }
 
 func (s *State) partIndex(p *Part) int {
@@ -54,17 +59,18 @@ func (s *State) partIndex(p *Part) int {
 	return -1
 }
 
-func (s *State) table(p *Part) *partTable {
+func (s *State) table(p *Part) (partTable, bool) {
 	if i := s.partIndex(p); i >= 0 {
-		return s.parts[i].t
+		return s.parts[i].t, true
 	}
-	return nil
+	return partTable{}, false
 }
 
-// ownPart makes the part's table this state's own before a write, creating it on first use;
-// keysChanged says whether the write adds or removes a key.
-func (s *State) ownPart(p *Part, keysChanged bool) *partTable {
+// writePart changes part p of s with change, creating the part on first use. The slice of parts
+// is shared with forks, so it is replaced, never written.
+func (s *State) writePart(p *Part, change func(t *partTable)) {
 	i := s.partIndex(p)
+	parts := slices.Clone(s.parts)
 	if i < 0 {
 		if p.Name == "" {
 			panic("workspace: a Part needs a name")
@@ -74,55 +80,84 @@ func (s *State) ownPart(p *Part, keysChanged bool) *partTable {
 				panic("workspace: two parts named " + p.Name)
 			}
 		}
-		t := &partTable{items: map[string]Entry{}, sums: map[string][32]byte{}, h: newCell()}
-		s.parts = append(slices.Clone(s.parts), partState{p: p, t: t, owned: true})
-		slices.SortFunc(s.parts, func(a, b partState) int { return strings.Compare(a.p.Name, b.p.Name) })
-		return t
+		parts = append(parts, partState{p: p, t: partTable{items: pmap.New[string, *partItem](NaturalCompare)}})
+		slices.SortFunc(parts, func(a, b partState) int { return strings.Compare(a.p.Name, b.p.Name) })
+		i = slices.IndexFunc(parts, func(ps partState) bool { return ps.p == p })
 	}
-	ps := &s.parts[i]
-	if !ps.owned {
-		old := ps.t
-		ps.t = &partTable{items: maps.Clone(old.items), sums: maps.Clone(old.sums), next: old.next, h: old.h.next(keysChanged)}
-		ps.owned = true
-	} else {
-		ps.t.h.reset(keysChanged)
-	}
-	return ps.t
+	change(&parts[i].t)
+	s.parts = parts
 }
+
+func partDigest(key string, it *partItem) entryDigest { return digestOf('p', key, &it.d, "") }
 
 // PartGet returns the entry at key of part p.
 func (s *State) PartGet(p *Part, key string) (Entry, bool) {
-	t := s.table(p)
-	if t == nil {
+	t, ok := s.table(p)
+	if !ok {
 		return nil, false
 	}
-	e, ok := t.items[key]
-	return e, ok
+	it, ok := t.items.Get(key)
+	if !ok {
+		return nil, false
+	}
+	return it.e, true
 }
 
 // PartKeys returns the keys of part p in natural order (see NaturalCompare).
 func (s *State) PartKeys(p *Part) []string {
-	t := s.table(p)
-	if t == nil {
-		return []string{}
+	out := []string{}
+	for k := range s.PartEntries(p, "") {
+		out = append(out, k)
 	}
-	return slices.Clone(t.sortedKeys())
+	return out
+}
+
+// PartEntries yields the keys of part p from key from on ("": from the first), in natural
+// order, with their entries; a service stops when it has what it needs.
+func (s *State) PartEntries(p *Part, from string) iter.Seq2[string, Entry] {
+	return func(yield func(string, Entry) bool) {
+		t, ok := s.table(p)
+		if !ok {
+			return
+		}
+		for k, it := range t.items.From(from) {
+			if !yield(k, it.e) {
+				return
+			}
+		}
+	}
+}
+
+// PartEntriesBack yields the keys of part p at or before key to ("": from the last), in
+// reverse natural order, with their entries.
+func (s *State) PartEntriesBack(p *Part, to string) iter.Seq2[string, Entry] {
+	return func(yield func(string, Entry) bool) {
+		t, ok := s.table(p)
+		if !ok {
+			return
+		}
+		all := t.items.Backward()
+		if to != "" {
+			all = t.items.Down(to)
+		}
+		for k, it := range all {
+			if !yield(k, it.e) {
+				return
+			}
+		}
+	}
 }
 
 // PartLen is the number of entries of part p.
 func (s *State) PartLen(p *Part) int {
-	if t := s.table(p); t != nil {
-		return len(t.items)
-	}
-	return 0
+	t, _ := s.table(p)
+	return t.items.Len()
 }
 
 // PartCounter is the last number NextNumber handed out for part p (0: none yet).
 func (s *State) PartCounter(p *Part) int64 {
-	if t := s.table(p); t != nil {
-		return t.next
-	}
-	return 0
+	t, _ := s.table(p)
+	return t.next
 }
 
 // NextNumber advances the id counter of part p and returns its new value (1, 2, …). The counter
@@ -131,9 +166,12 @@ func (s *State) NextNumber(p *Part) (int64, error) {
 	if err := s.begin(); err != nil {
 		return 0, err
 	}
-	t := s.ownPart(p, false)
-	t.next++
-	return t.next, nil
+	var n int64
+	s.writePart(p, func(t *partTable) {
+		t.next++
+		n = t.next
+	})
+	return n, nil
 }
 
 // PartPut sets the entry at key of part p, and records the action op ("add", "update", …) in
@@ -148,13 +186,18 @@ func (s *State) PartPut(p *Part, key, op string, e Entry) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
-	old, had := s.PartGet(p, key)
-	t := s.ownPart(p, !had)
-	t.items[key] = e
-	t.sums[key] = e.Digest()
+	it := &partItem{e: e, d: e.Digest()}
+	var old *partItem
+	var had bool
+	s.writePart(p, func(t *partTable) {
+		if old, had = t.items.Set(s.owner(), key, it); had {
+			t.sum.sub(partDigest(key, old))
+		}
+		t.sum.add(partDigest(key, it))
+	})
 	a := Action{Kind: p.Entry, Op: op, Key: key, after: e}
 	if had {
-		a.before = old
+		a.before = old.e
 	}
 	s.record(a)
 	return nil
@@ -170,56 +213,17 @@ func (s *State) PartRemove(p *Part, key, op string) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
-	t := s.ownPart(p, true)
-	delete(t.items, key)
-	delete(t.sums, key)
+	s.writePart(p, func(t *partTable) {
+		if it, ok := t.items.Delete(s.owner(), key); ok {
+			t.sum.sub(partDigest(key, it))
+		}
+	})
 	s.record(Action{Kind: p.Entry, Op: op, Key: key, before: old})
 	return nil
 }
 
-func (t *partTable) sortedKeys() []string {
-	return t.h.sortedKeys(func() []string {
-		k := slices.Collect(maps.Keys(t.items))
-		slices.SortFunc(k, NaturalCompare)
-		return k
-	})
-}
-
-// sum hashes the table: name, counter, then each key and entry digest in natural key order.
-// sortedKeys sorts with NaturalCompare, a total order, so the order is canonical.
-func (t *partTable) sum(name string) [32]byte {
-	if h := t.h.get(); h != nil {
-		return *h
-	}
-	keys := t.sortedKeys()
-	b := make([]byte, 0, 32+len(keys)*48)
-	b = appendStr(b, name)
-	b = appendInt(b, t.next)
-	b = appendUint(b, uint64(len(keys)))
-	for _, k := range keys {
-		b = appendStr(b, k)
-		d := t.sums[k]
-		b = append(b, d[:]...)
-	}
-	h := sha256.Sum256(b)
-	t.h.put(h)
-	return h
-}
-
 // empty reports whether the table reads as a part that was never written.
-func (t *partTable) empty() bool { return len(t.items) == 0 && t.next == 0 }
-
-// appendParts adds the parts that hold something to a state's canonical encoding, in name order.
-func (s *State) appendParts(b []byte) []byte {
-	for _, ps := range s.parts {
-		if ps.t.empty() {
-			continue
-		}
-		h := ps.t.sum(ps.p.Name)
-		b = append(b, h[:]...)
-	}
-	return b
-}
+func (t *partTable) empty() bool { return t.items.Len() == 0 && t.next == 0 }
 
 // Digest is the canonical hash of a sequence of fields, for Entry.Digest: each field is tagged
 // with its type and length-prefixed, so no two different sequences share an encoding. Fields may
@@ -262,38 +266,28 @@ type PartChanges struct {
 
 // diffParts lists the parts present in either state, in name order, with their changes.
 func diffParts(before, after *State) []PartChanges {
-	var out []PartChanges
-	seen := map[*Part]bool{}
 	var all []*Part
 	for _, ps := range before.parts {
-		if !seen[ps.p] {
-			seen[ps.p] = true
-			all = append(all, ps.p)
-		}
+		all = append(all, ps.p)
 	}
 	for _, ps := range after.parts {
-		if !seen[ps.p] {
-			seen[ps.p] = true
+		if before.partIndex(ps.p) < 0 {
 			all = append(all, ps.p)
 		}
 	}
 	slices.SortFunc(all, func(a, b *Part) int { return strings.Compare(a.Name, b.Name) })
+	var out []PartChanges
 	for _, p := range all {
-		b, a := before.table(p), after.table(p)
-		var sec Section
-		switch {
-		case b != nil && a != nil && sameVersion(b.h, a.h):
-			sec = emptySection()
-		default:
-			var bs, as map[string][32]byte
-			if b != nil {
-				bs = b.sums
-			}
-			if a != nil {
-				as = a.sums
-			}
-			sec = diffMaps(bs, as, func(x, y [32]byte) bool { return x == y })
+		b, _ := before.table(p)
+		a, _ := after.table(p)
+		empty := pmap.New[string, *partItem](NaturalCompare)
+		if b.items.Len() == 0 {
+			b.items = empty
 		}
+		if a.items.Len() == 0 {
+			a.items = empty
+		}
+		sec := diffMap(b.items, a.items, func(x, y *partItem) bool { return x.d == y.d }, nil)
 		out = append(out, PartChanges{Part: p, Section: sec})
 	}
 	return out

@@ -2,14 +2,16 @@ package workspace
 
 import (
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"maps"
+	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
 )
 
 // ErrFrozen is returned by every mutating method of a frozen state.
@@ -18,67 +20,50 @@ var ErrFrozen = errors.New("the workspace is read-only")
 // DefaultAddress is the mailbox address of a new state.
 const DefaultAddress = "me@example.com"
 
-// hashFormat names the canonical encoding; it changes whenever the encoding does.
-const hashFormat = "coworkenv-state/1"
+// Hash formats: the definition of the state hash. HashFormat is the one Hash gives; a state made
+// by WithHashFormat(HashFormat1) hashes as the engine did before, for the replay of old traces.
+const (
+	// HashFormat1 hashed the sorted list of every section's keys and entry digests: O(n) after
+	// every write.
+	HashFormat1 = 1
+	// HashFormat2 combines each section's entry digests in an order-independent sum kept up to
+	// date by every write: O(1) after a write (see the package doc).
+	HashFormat2 = 2
+	HashFormat  = HashFormat2
+)
 
-// hashCell caches the hash of one version of a section, and the section's sorted keys. It is
-// shared by the states that share that version and replaced when a state clones the section,
-// so what it holds always belongs to the content every holder sees. Frozen states read it from
-// many goroutines. The sorted keys outlive content changes that keep the key set (a file
-// rewritten, a message marked), so hashing after such a change sorts nothing.
-type hashCell struct {
-	v    atomic.Pointer[[32]byte]
-	keys atomic.Pointer[[]string] // sorted, never changed once stored
-}
-
-func (c *hashCell) get() *[32]byte { return c.v.Load() }
-func (c *hashCell) put(h [32]byte) { c.v.Store(&h) }
-func newCell() *hashCell           { return &hashCell{} }
-
-// reset drops the cached hash, and the sorted keys when the key set changed.
-func (c *hashCell) reset(keysChanged bool) {
-	c.v.Store(nil)
-	if keysChanged {
-		c.keys.Store(nil)
-	}
-}
-
-// next returns the cell for a fresh clone of the section: empty, but with the sorted keys when
-// the key set is about to stay the same.
-func (c *hashCell) next(keysChanged bool) *hashCell {
-	n := newCell()
-	if !keysChanged {
-		n.keys.Store(c.keys.Load())
-	}
-	return n
-}
-
-// sortedKeys returns the cached sorted keys, or makes them with collect and caches them.
-func (c *hashCell) sortedKeys(collect func() []string) []string {
-	if k := c.keys.Load(); k != nil {
-		return *k
-	}
-	k := collect()
-	slices.Sort(k)
-	c.keys.Store(&k)
-	return k
-}
-
-func sameVersion(a, b *hashCell) bool { return a == b }
+// hashLabel names the canonical encoding of each hash format.
+var hashLabel = [...]string{HashFormat1: "coworkenv-state/1", HashFormat2: "coworkenv-state/2"}
 
 // State is one workspace. The zero value is not usable: make one with New or Fork.
+//
+// Every section is a persistent sorted map (package pmap) whose nodes never change: a fork
+// copies the State struct and shares every node, and a write makes O(log n) new nodes along one
+// path. Nothing a state shares is ever written, so a frozen state can be read and forked from
+// many goroutines at once.
 type State struct {
 	frozen bool
 	clock  time.Time
 	rng    rand.PCG
-	fs     fsSec
-	mail   mailSec
-	cal    calSec
-	db     dbSec
+	// fs, mail and cal are section headers (their maps, sums and counters), shared with forks and
+	// never written once shared: a write goes to a copy the state owns (own, fsw, mailw, calw),
+	// made at its first write to the section since it was forked. Keeping them out of line keeps
+	// a State, and so a fork, small.
+	fs   *fsSec
+	mail *mailSec
+	cal  *calSec
+	own  uint8 // the headers this state owns: ownFS | ownMail | ownCal
+	db   dbSec
+	// tok marks the tree nodes this state made since it was last forked, which it may change in
+	// place (pmap.Owner); nil until its first write. A fork drops it on both sides, so nodes
+	// that two states share are never changed.
+	tok *pmap.Owner
 	// parts are the sections of services kept outside this package (parts.go), sorted by name;
-	// only those ever written are here.
+	// only those ever written are here. The slice is shared with forks: a write replaces it.
 	parts []partState
 	hash  atomic.Pointer[string]
+	// format is the hash format of Hash; 0 is HashFormat.
+	format int
 	// hist is the history of actions (history.go); actor and turn stamp new ones. None of the
 	// three is part of the content or the hash.
 	hist  *histNode
@@ -91,36 +76,82 @@ type State struct {
 func New(start time.Time, seed int64) *State {
 	s := &State{clock: start.UTC(), turn: -1}
 	s.rng = *rand.NewPCG(uint64(seed), pcgStream)
-	s.fs = fsSec{files: map[string]*fileEntry{}, dirs: map[string]struct{}{}, owned: true, h: newCell()}
-	s.mail = mailSec{entrySet: newEntrySet[*msgEntry](), address: DefaultAddress}
-	s.cal = calSec{entrySet: newEntrySet[*eventEntry]()}
-	s.db = dbSec{colls: map[string]*collection{}, owned: true, mine: map[string]bool{}, h: newCell()}
+	fs, mail, cal := newFsSec(), newMailSec(), newCalSec()
+	s.fs, s.mail, s.cal, s.own = &fs, &mail, &cal, ownFS|ownMail|ownCal
+	s.db = newDBSec()
 	return s
 }
 
-// Fork returns a new, writable state with the same content, clock and random-source position.
-// It copies no entry and no map. Forking a frozen state writes nothing to it and is safe from
-// many goroutines at once; forking a writable state makes both sides clone a section on their
-// next write to it.
-func (s *State) Fork() *State {
-	c := &State{clock: s.clock, rng: s.rng, fs: s.fs, mail: s.mail, cal: s.cal, db: s.db, hist: s.hist, actor: s.actor, turn: s.turn}
-	c.fs.owned, c.mail.owned, c.cal.owned, c.db.owned, c.db.mine = false, false, false, false, nil
-	if len(s.parts) > 0 {
-		c.parts = slices.Clone(s.parts)
-		for i := range c.parts {
-			c.parts[i].owned = false
-		}
+const (
+	ownFS = 1 << iota
+	ownMail
+	ownCal
+)
+
+// fsw, mailw and calw return the header of their section to write: the state's own.
+func (s *State) fsw() *fsSec     { return owned(s, ownFS, &s.fs) }
+func (s *State) mailw() *mailSec { return owned(s, ownMail, &s.mail) }
+func (s *State) calw() *calSec   { return owned(s, ownCal, &s.cal) }
+
+// owned makes *h, the header of section bit, the state's own: a copy at the first write since
+// the state was forked.
+func owned[T any](s *State, bit uint8, h **T) *T {
+	if s.own&bit == 0 {
+		c := **h
+		*h = &c
+		s.own |= bit
 	}
+	return *h
+}
+
+// Fork returns a new, writable state with the same content, clock and random-source position.
+// It copies no entry and no node: O(1). Forking a frozen state writes nothing to it, so it may
+// be forked from many goroutines at once; forking a writable state makes both sides copy a
+// section header at their next write to the section.
+func (s *State) Fork() *State {
+	c := &State{clock: s.clock, rng: s.rng, fs: s.fs, mail: s.mail, cal: s.cal, db: s.db, parts: s.parts,
+		format: s.format, hist: s.hist, actor: s.actor, turn: s.turn}
 	if h := s.hash.Load(); h != nil {
 		c.hash.Store(h)
 	}
 	if !s.frozen {
-		s.fs.owned, s.mail.owned, s.cal.owned, s.db.owned, s.db.mine = false, false, false, false, nil
-		for i := range s.parts {
-			s.parts[i].owned = false
-		}
+		s.own, s.tok = 0, nil
 	}
 	return c
+}
+
+// owner returns the owner of the nodes this state makes (see tok).
+func (s *State) owner() *pmap.Owner {
+	if s.tok == nil {
+		s.tok = pmap.NewOwner()
+	}
+	return s.tok
+}
+
+// WithHashFormat returns a state with the content of s (sharing it, as Fork does) whose Hash,
+// and the Hash of every state forked from it, follows format (HashFormat1 or HashFormat2): the
+// replay of a trace recorded with an older format checks its hashes the old way. The state is
+// frozen when s is.
+func (s *State) WithHashFormat(format int) *State {
+	if format != HashFormat1 && format != HashFormat2 {
+		panic("workspace: unknown hash format")
+	}
+	c := s.Fork()
+	c.hash.Store(nil)
+	c.format = format
+	if format == HashFormat {
+		c.format = 0
+	}
+	c.frozen = s.frozen
+	return c
+}
+
+// HashFormat is the hash format of s (HashFormat unless set by WithHashFormat).
+func (s *State) HashFormat() int {
+	if s.format == 0 {
+		return HashFormat
+	}
+	return s.format
 }
 
 // Freeze makes the state read-only for good.
@@ -159,28 +190,52 @@ func (s *State) begin() error {
 
 // Hash returns "sha256:<hex>" of the canonical encoding of the state (see the package doc).
 // Equal content gives equal hashes, whatever order it was built in, except where the order is
-// itself observable (ids assigned in order, db insertion order).
+// itself observable (ids assigned in order, db insertion order). It costs O(1) after a write, in
+// HashFormat2: O(1) per section, per collection of ws.db and per part.
 func (s *State) Hash() string {
 	if h := s.hash.Load(); h != nil {
 		return *h
 	}
-	b := make([]byte, 0, 256)
-	b = appendStr(b, hashFormat)
-	fh, mh, ch, dh := s.fs.sum(), s.mail.sum("mail"), s.cal.sum("calendar"), s.db.sum()
-	b = append(b, fh[:]...)
-	b = append(b, mh[:]...)
-	b = appendStr(b, s.mail.address)
-	b = appendUint(b, uint64(s.mail.next))
-	b = append(b, ch[:]...)
-	b = appendUint(b, uint64(s.cal.next))
-	b = append(b, dh[:]...)
-	b = s.appendParts(b)
-	b = appendInt(b, s.clock.Unix())
-	b = appendInt(b, int64(s.clock.Nanosecond()))
-	sum := sha256.Sum256(b)
+	var sum [32]byte
+	if s.HashFormat() == HashFormat1 {
+		sum = s.hash1()
+	} else {
+		sum = s.hash2()
+	}
 	str := "sha256:" + hex.EncodeToString(sum[:])
 	s.hash.Store(&str)
 	return str
+}
+
+// hash2 is the state hash of HashFormat2: each section's size and sum of entry digests (with
+// its counter and the mailbox address), each collection of ws.db by name, each part that holds
+// something by name, and the clock.
+func (s *State) hash2() [32]byte {
+	b := make([]byte, 0, 512)
+	b = appendStr(b, hashLabel[HashFormat2])
+	b = s.fs.sum.append(b, s.fs.t.Len())
+	b = s.mail.sum.append(b, s.mail.byID.Len())
+	b = appendStr(b, s.mail.address)
+	b = appendUint(b, uint64(s.mail.next))
+	b = s.cal.sum.append(b, s.cal.byID.Len())
+	b = appendUint(b, uint64(s.cal.next))
+	b = appendUint(b, uint64(s.db.colls.Len()))
+	for name, c := range s.db.colls.All() {
+		b = appendStr(b, name)
+		b = appendUint(b, uint64(c.next))
+		b = c.sum.append(b, c.byID.Len())
+	}
+	for _, ps := range s.parts {
+		if ps.t.empty() {
+			continue
+		}
+		b = appendStr(b, ps.p.Name)
+		b = appendInt(b, ps.t.next)
+		b = ps.t.sum.append(b, ps.t.items.Len())
+	}
+	b = appendInt(b, s.clock.Unix())
+	b = appendInt(b, int64(s.clock.Nanosecond()))
+	return sha256.Sum256(b)
 }
 
 // Canonical encoding helpers: every variable-length item is length-prefixed, so no two
@@ -210,47 +265,52 @@ func appendBool(b []byte, v bool) []byte {
 	return append(b, 0)
 }
 
-// entrySet is a copy-on-write map of immutable entries, each with its own hash, and the cached
-// hash of the whole set. Forks share the map until one of them writes (own).
-type entrySet[E interface{ digest() *[32]byte }] struct {
-	items map[string]E
-	owned bool
-	h     *hashCell
-}
+// digestSum is a multiset hash of a section: the sum, modulo 2^512, of one SHA-512 digest per
+// entry (of its key, its content's digest and, for records, its place in the insertion order).
+// The sum does not depend on the order of the entries, and a write changes it by subtracting
+// the digest of what it replaces and adding the digest of what it stores: O(1), where hashing a
+// sorted list of every entry was O(n). This is the incremental hash AdHash (Bellare and
+// Micciancio). Two different sections with the same sum do not happen by accident; building
+// them on purpose takes millions of entries chosen together (Wagner's generalized birthday
+// attack needs about 2^22 of them, and 2^45 work, for 512 bits), which is why the sum has 512
+// bits and not 256.
+type digestSum [8]uint64
 
-func newEntrySet[E interface{ digest() *[32]byte }]() entrySet[E] {
-	return entrySet[E]{items: map[string]E{}, owned: true, h: newCell()}
-}
+// entryDigest is what a digestSum adds up: a SHA-512 digest.
+type entryDigest = [64]byte
 
-// own makes the map this state's own before a write; keysChanged says whether the write adds or
-// removes a key (the sorted keys are then recomputed).
-func (e *entrySet[E]) own(keysChanged bool) {
-	if !e.owned {
-		e.items = maps.Clone(e.items)
-		e.owned = true
-		e.h = e.h.next(keysChanged)
-		return
+func (s *digestSum) add(d entryDigest) {
+	var c uint64
+	for i := range s {
+		s[i], c = bits.Add64(s[i], binary.LittleEndian.Uint64(d[8*i:]), c)
 	}
-	e.h.reset(keysChanged)
 }
 
-// sum hashes the set under a label: its size, then each key and entry hash in key order.
-func (e *entrySet[E]) sum(label string) [32]byte {
-	if h := e.h.get(); h != nil {
-		return *h
+func (s *digestSum) sub(d entryDigest) {
+	var c uint64
+	for i := range s {
+		s[i], c = bits.Sub64(s[i], binary.LittleEndian.Uint64(d[8*i:]), c)
 	}
-	ids := e.h.sortedKeys(func() []string { return slices.Collect(maps.Keys(e.items)) })
-	b := make([]byte, 0, 16+len(ids)*40)
-	b = appendStr(b, label)
-	b = appendUint(b, uint64(len(ids)))
-	for _, id := range ids {
-		b = appendStr(b, id)
-		b = append(b, e.items[id].digest()[:]...)
-	}
-	h := sha256.Sum256(b)
-	e.h.put(h)
-	return h
 }
 
-func (e *msgEntry) digest() *[32]byte   { return &e.sum }
-func (e *eventEntry) digest() *[32]byte { return &e.sum }
+// append adds the number of entries and the sum to a canonical encoding.
+func (s *digestSum) append(b []byte, n int) []byte {
+	b = appendUint(b, uint64(n))
+	for _, w := range s {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return b
+}
+
+// digestOf is the digest of one entry for a digestSum: its kind, key, content digest (none for
+// a folder) and, for records, the key of the record inserted before it.
+func digestOf(kind byte, key string, content *[32]byte, prev string) entryDigest {
+	var buf [160]byte
+	b := append(buf[:0], kind)
+	b = appendStr(b, key)
+	if content != nil {
+		b = append(b, content[:]...)
+	}
+	b = appendStr(b, prev)
+	return sha512.Sum512(b)
+}

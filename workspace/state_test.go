@@ -324,18 +324,64 @@ func TestHash(t *testing.T) {
 	assert.Equal(t, x.Hash(), y.Hash())
 }
 
+// hashStates are states that exercise every part of the state hash: files and folders, mail in
+// several folders, events, collections with removals, a part, the clock.
+func hashStates(t *testing.T) map[string]*State {
+	t.Helper()
+	out := map[string]*State{"empty": New(t0, 0), "typical": typical(t)}
+	s := typical(t).Fork()
+	require.NoError(t, s.Files().Mkdir("/empty/folder"))
+	require.NoError(t, s.Files().Move("/dir1", "/moved/dir1"))
+	require.NoError(t, s.Files().Remove("/dir2/file02.txt"))
+	_, err := s.Mail().Move("m3", "archive")
+	require.NoError(t, err)
+	_, err = s.Mail().Mark("m10", boolp(true), []string{"x", "y"})
+	require.NoError(t, err)
+	_, err = s.Mail().Send([]string{"a@b.example"}, nil, "hi", "body", nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Calendar().Remove("e2"))
+	_, err = s.Calendar().Update("e3", EventPatch{Title: strp("moved")})
+	require.NoError(t, err)
+	require.NoError(t, s.DB().Remove("orders", "orders-2"))
+	_, err = s.DB().Insert("orders", jsonv.NewObject("id", "orders-2", "back", true))
+	require.NoError(t, err)
+	_, err = s.DB().Update("crm", "crm-1", jsonv.NewObject("amount", 7.5))
+	require.NoError(t, err)
+	require.NoError(t, s.PartPut(notesPart, "n2", "add", note{"two"}))
+	require.NoError(t, s.PartPut(notesPart, "n10", "add", note{"ten"}))
+	_, err = s.NextNumber(notesPart)
+	require.NoError(t, err)
+	require.NoError(t, s.Clock().Advance("90m"))
+	out["changed"] = s
+	return out
+}
+
+// The canonical encodings must not change by accident: replays compare these hashes. Format 1
+// is pinned to the hashes the engine gave before format 2 (the same states, hashed by that
+// engine), so that old traces replay.
 func TestHashPinned(t *testing.T) {
-	// The canonical encoding must not change by accident: replays compare these hashes.
-	ws := New(t0, 0)
-	assert.Equal(t, "sha256:cd61d9f969168788866601b17258cc02d4bba13e03b79a4e9e30d8579ecba93c", ws.Hash())
-	require.NoError(t, ws.Files().Write("/a.txt", "A"))
-	_, err := ws.Mail().Deliver(Delivery{Sender: "a@b", Subject: "s"})
-	require.NoError(t, err)
-	_, err = ws.Calendar().Add(Event{Title: "t", Start: "2026-01-06T10:00:00Z", End: "2026-01-06T11:00:00Z"})
-	require.NoError(t, err)
-	_, err = ws.DB().Insert("c", jsonv.NewObject("v", 1))
-	require.NoError(t, err)
-	assert.Equal(t, "sha256:46305b75a2547591ee545d4fe0c85b6de717170034b73869e891ff9aba05bfc7", ws.Hash())
+	t.Parallel()
+	want := map[int]map[string]string{
+		HashFormat1: {
+			"changed": "sha256:2df46005d8db2c5dc3130a586debeb844fb0082703844530a41f03aaab8939b1",
+			"empty":   "sha256:cd61d9f969168788866601b17258cc02d4bba13e03b79a4e9e30d8579ecba93c",
+			"typical": "sha256:bf7ea67bc5d953dcc516aaf871f20ba3cc8dcc06e5294b39d0709ccdab202059",
+		},
+		HashFormat2: {
+			"changed": "sha256:80c4d1c25f49d6b7296c4100c31043144e2a7f5ab2c447ee37fa4320d089b3c4",
+			"empty":   "sha256:5bdd7aca41482c7a9f11967301974af104d59eff2afa3e0977f7232999d16633",
+			"typical": "sha256:b9d99ab4743f2a45b4bbdd21764d34c432e3a3e6780569cc6adf26968eb5e4c2",
+		},
+	}
+	for name, st := range hashStates(t) {
+		for format, hashes := range want {
+			h := st.WithHashFormat(format)
+			assert.Equal(t, hashes[name], h.Hash(), "format %d, %s", format, name)
+			assert.Equal(t, h.Hash(), h.Fork().Hash(), "a fork keeps the format")
+			assert.Equal(t, format, h.Fork().HashFormat())
+		}
+		assert.Equal(t, want[HashFormat][name], st.Hash())
+	}
 }
 
 func TestDiff(t *testing.T) {

@@ -116,8 +116,8 @@ func Read(r io.Reader) ([]Event, error) {
 		}
 		switch b := ev.Body.(type) {
 		case *Start:
-			if b.Format != Format {
-				return nil, fmt.Errorf("line %d: format %q is not %q", n, b.Format, Format)
+			if hashFormats[b.Format] == 0 {
+				return nil, fmt.Errorf("line %d: format %q is not one this engine reads (%q, or the older %q)", n, b.Format, Format, "coworkenv-trace/1")
 			}
 		case *Call:
 			if _, dup := pending[b.ID]; dup {

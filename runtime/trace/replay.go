@@ -224,6 +224,7 @@ func replay(ctx context.Context, events []Event, load func(*Start) (task *dsl.Ta
 		res.Divergence = &Divergence{Line: startEv.Line, Event: startEv.Kind, Turn: -1, Diffs: []string{"setup now fails: " + d.String()}}
 		return res, nil
 	}
+	start.HashStates(p)
 	// the file's hash is compared above, as a change and not a divergence
 	if diffs := diffStart(start, StartOf(p, nil, start.Seed, start.Agent)); len(diffs) > 0 {
 		res.Divergence = &Divergence{Line: startEv.Line, Event: startEv.Kind, Turn: -1, Diffs: diffs}

@@ -19,8 +19,22 @@ import (
 	"github.com/coworkenv/coworkenv/workspace"
 )
 
-// Format is the value of the start event's `format`.
-const Format = "coworkenv-trace/1"
+// Format is the value of the start event's `format`. Format 2 records the state hashes of
+// workspace.HashFormat2; format 1 (still read, and replayed) those of workspace.HashFormat1.
+const Format = "coworkenv-trace/2"
+
+// hashFormats maps each trace format this engine reads to the hash format of the states it
+// records.
+var hashFormats = map[string]int{"coworkenv-trace/1": workspace.HashFormat1, Format: workspace.HashFormat2}
+
+// HashStates makes the states of p hash as the trace that s starts recorded them: a trace of
+// format 1 holds hashes of workspace.HashFormat1, so its replay checks them the old way. Call it
+// after episode.Prepare and before p runs.
+func (s *Start) HashStates(p *episode.Prepared) {
+	if f := hashFormats[s.Format]; f != 0 && f != p.Base.HashFormat() {
+		p.Base = p.Base.WithHashFormat(f)
+	}
+}
 
 // Engine names this engine in the start event.
 const Engine = "coworkenv/0.1.0"

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"testing"
 
@@ -58,12 +59,17 @@ func writeEveryKind(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
+var update = flag.Bool("update", false, "rewrite testdata/every_kind.jsonl (when the format changes on purpose)")
+
 // The Writer's bytes are those of testdata/every_kind.jsonl, which the engine wrote before the
-// events were typed (with the assistant fields and the not_run event added since): the format
-// does not move.
+// events were typed (with the assistant fields and the not_run event added since, and the format
+// version moved to 2 with the state hash): the format does not move.
 func TestWriterBytes(t *testing.T) {
 	t.Parallel()
 	got := writeEveryKind(t)
+	if *update {
+		require.NoError(t, os.WriteFile("testdata/every_kind.jsonl", got, 0o644))
+	}
 	want, err := os.ReadFile("testdata/every_kind.jsonl")
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))

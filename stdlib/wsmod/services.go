@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coworkenv/coworkenv/internal/budget"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/starargs"
 	"github.com/coworkenv/coworkenv/internal/starconv"
@@ -181,9 +182,31 @@ func (c *call) StrList(i int, one bool) []string { return c.strList(i, one) }
 func (c *call) Kwargs() []starlark.Tuple         { return c.kw }
 func (c *call) Fail(format string, args ...any)  { c.fail(format, args...) }
 func (c *call) Done() error                      { return c.done() }
+func (c *call) Charge(n int) error               { return budget.Charge(c.th, uint64(max(n, 0))) }
 
 func (c *call) StrListOf(name string, v starlark.Value, one bool) []string {
 	return c.strListOf(name, v, one)
+}
+
+// Sub binds the items of d as the keyword arguments of a call of method, a method of the same
+// object, by that method's table; what names the call in its errors ("message 3").
+func (c *call) Sub(method, what string, d *starlark.Dict) (service.Args, error) {
+	m := c.obj.byName[method]
+	if m == nil || m.call == nil {
+		panic("wsmod: " + c.obj.name + " has no method " + method)
+	}
+	kwargs := make([]starlark.Tuple, 0, d.Len())
+	for _, kv := range d.Items() {
+		if _, ok := kv[0].(starlark.String); !ok {
+			return nil, fmt.Errorf("%s: got a %s key, want the name of a parameter of %s", what, kv[0].Type(), m.full)
+		}
+		kwargs = append(kwargs, kv)
+	}
+	sub := &call{w: c.w, th: c.th, obj: c.obj, fn: what}
+	if err := sub.bind(m, nil, kwargs); err != nil {
+		return nil, err
+	}
+	return sub, nil
 }
 
 // Dict returns argument i, which must be a dict.

@@ -130,6 +130,8 @@ const maxParams = 12
 // call is one call of a method: its bound arguments and the first conversion error.
 type call struct {
 	w    *wsValue
+	th   *starlark.Thread          // the caller's, whose step budget the method charges
+	obj  *objectType               // the object whose method this is
 	fn   string                    // full name, for errors
 	args [maxParams]starlark.Value // by parameter position; nil when not given
 	kw   []starlark.Tuple          // the keyword arguments collected by a "**" parameter

@@ -45,12 +45,21 @@
 // New makes one allocation: the objects ws.fs, ws.mail, … live inside the root value. Reading a
 // method (ws.fs.read) allocates one small bound-method value; ws.initial allocates a new view
 // each time it is read.
+//
+// Every method charges the work it does to the calling script's step budget (package budget,
+// the same budget as dsl.Charge): a list it returns costs one step per element, a method that
+// looks at entries it does not return (ws.db.find, ws.db.count, ws.mail.messages, …) one step
+// per entry looked at, and the bulk methods (ws.db.insert_many, ws.db.load, ws.fs.write_many,
+// ws.mail.deliver_many) one step per entry plus one per KiB of it, as they go. A script that
+// seeds 100,000 entries with them stays well within the default budget; one that lists a large
+// section in a loop runs out of steps, not on.
 package wsmod
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/coworkenv/coworkenv/internal/budget"
 	"github.com/coworkenv/coworkenv/workspace"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -237,10 +246,10 @@ func (b *boundMethod) CompareSameType(op syntax.Token, y starlark.Value, _ int) 
 }
 
 // CallInternal checks the read-only flag, binds the arguments by the member's parameter table
-// and runs the implementation.
-func (b *boundMethod) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// and runs the implementation. A list it returns costs a step per element (see Cost).
+func (b *boundMethod) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	w := b.o.ws
-	c := &call{w: w, fn: b.Name()}
+	c := &call{w: w, th: th, obj: b.o.t, fn: b.Name()}
 	if b.m.write && w.readOnly {
 		return nil, w.readOnlyErr(c.fn)
 	}
@@ -256,6 +265,11 @@ func (b *boundMethod) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwar
 	}
 	if v == nil {
 		v = starlark.None
+	}
+	if l, ok := v.(*starlark.List); ok {
+		if err := budget.Charge(th, uint64(l.Len())); err != nil {
+			return nil, c.wrap(err)
+		}
 	}
 	return v, nil
 }

@@ -180,11 +180,12 @@ func TestReference(t *testing.T) {
 		}
 	}
 	want := []string{
-		"ws.fs", "ws.fs.write", "ws.fs.read", "ws.fs.exists", "ws.fs.list", "ws.fs.walk", "ws.fs.remove",
+		"ws.fs", "ws.fs.write", "ws.fs.write_many", "ws.fs.read", "ws.fs.exists", "ws.fs.list", "ws.fs.walk", "ws.fs.remove",
 		"ws.fs.move", "ws.fs.mkdir", "ws.fs.glob",
-		"ws.mail", "ws.mail.address", "ws.mail.deliver", "ws.mail.get", "ws.mail.messages", "ws.mail.folders",
+		"ws.mail", "ws.mail.address", "ws.mail.deliver", "ws.mail.deliver_many", "ws.mail.get", "ws.mail.messages", "ws.mail.folders",
 		"ws.calendar", "ws.calendar.add", "ws.calendar.get", "ws.calendar.events", "ws.calendar.update", "ws.calendar.remove",
-		"ws.db", "ws.db.insert", "ws.db.get", "ws.db.find", "ws.db.all", "ws.db.update", "ws.db.remove", "ws.db.collections",
+		"ws.db", "ws.db.insert", "ws.db.insert_many", "ws.db.insert_text", "ws.db.get", "ws.db.find", "ws.db.count", "ws.db.all",
+		"ws.db.update", "ws.db.remove", "ws.db.collections",
 		"ws.clock", "ws.clock.now", "ws.clock.set", "ws.clock.advance",
 		"ws.rand", "ws.rand.int", "ws.rand.choice", "ws.rand.shuffle", "ws.rand.sample",
 		"ws.initial", "ws.diff", "ws.history", "ws.history.actions", "ws.history.sent",

@@ -203,4 +203,14 @@ type Args interface {
 	StrListOf(name string, v starlark.Value, one bool) []string
 	Fail(format string, args ...any) // records an error, prefixed with the method's name
 	Done() error                     // the first error recorded
+	// Charge counts n steps of work against the calling script's step budget, and returns the
+	// error that stops the script when that spends it: a method that loops over entries charges
+	// as it goes (one step per entry looked at; bulk methods one per entry and one per KiB of
+	// it), and returns the error as it is. A list the method returns is charged for it, a step
+	// per element.
+	Charge(n int) error
+	// Sub binds the items of d (parameter names to values) as the keyword arguments of a call of
+	// method, another method of the same object, for a method that takes the arguments of many
+	// calls at once (ws.mail.deliver_many); what names that call in its errors ("message 3").
+	Sub(method, what string, d *starlark.Dict) (Args, error)
 }

@@ -1,6 +1,8 @@
 package files
 
 import (
+	"fmt"
+
 	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/internal/starconv"
 	"github.com/coworkenv/coworkenv/workspace"
@@ -20,6 +22,28 @@ var wsMethods = []service.Method{
 			return nil, st.Files().Write(p, content)
 		},
 		Doc: "Creates or replaces the file at path with content (a string), creating its parent folders. It is an error when path is a folder or a parent is a file, or when content is over " + limits.Bytes(limits.FileSize) + "."},
+	{Name: "write_many", Params: []service.Param{{Name: "files"}}, Ret: "None", Write: true,
+		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
+			files := a.Dict(0)
+			if err := a.Done(); err != nil {
+				return nil, err
+			}
+			for i, kv := range files.Items() {
+				p, ok1 := kv[0].(starlark.String)
+				content, ok2 := kv[1].(starlark.String)
+				if !ok1 || !ok2 {
+					return nil, fmt.Errorf("item %d: got a %s: %s item, want string: string (path: content)", i+1, kv[0].Type(), kv[1].Type())
+				}
+				if err := a.Charge(1 + len(content)/1024); err != nil {
+					return nil, err
+				}
+				if err := st.Files().Write(string(p), string(content)); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		},
+		Doc: "Writes every file of files (a dict from path to content), in dict order, as write does one. It is the way to seed many files at once: it costs one step of the script's budget per file and one per KiB of content, where a loop of write costs several steps per file. It stops at the first file that write would refuse; the files before it are written."},
 	{Name: "read", Params: []service.Param{{Name: "path"}}, Ret: "string",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			p := a.Str(0)
@@ -95,6 +119,9 @@ var wsMethods = []service.Method{
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			p := a.Str(0)
 			if err := a.Done(); err != nil {
+				return nil, err
+			}
+			if err := a.Charge(st.Files().GlobLooks(p)); err != nil {
 				return nil, err
 			}
 			paths, err := st.Files().Glob(p)

@@ -22,7 +22,7 @@ func names(st *workspace.State) []service.Name {
 		}
 	}
 	add(st.Mail().Address())
-	for _, m := range st.Mail().Messages(workspace.Filter{}) {
+	for m := range st.Mail().Scan(workspace.Filter{}, false) {
 		add(m.Sender)
 		for _, a := range m.To {
 			add(a)

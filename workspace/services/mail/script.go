@@ -30,6 +30,8 @@ var wsMethods = []service.Method{
 			{Name: "date", Default: "None"}, {Name: "folder", Default: `"inbox"`}, {Name: "attachments", Default: "{}"}, {Name: "read", Default: "False"},
 			{Name: "labels", Default: "[]"}, {Name: "in_reply_to", Default: "None"}},
 		Doc: "Puts a message into the mailbox and returns its id (\"m1\", \"m2\", …). to and cc take one address or a list; to defaults to [ws.mail.address]. date (RFC 3339) defaults to the clock's now. The folder is created when it is new. attachments maps file names to contents (strings), kept in dict order. A body over " + limits.Bytes(limits.MailBody) + ", an attachment over " + limits.Bytes(limits.Attachment) + " or attachments over " + limits.Bytes(limits.Attachments) + " together are an error. A message with in_reply_to joins the thread of that message when it exists; otherwise it starts its own thread."},
+	{Name: "deliver_many", Write: true, Ret: "list", Call: deliverMany, Params: []service.Param{{Name: "messages"}},
+		Doc: "Puts every message of messages (a list of dicts, each with the arguments of deliver by name: {\"sender\": …, \"subject\": …, \"body\": …, \"folder\": \"archive\"}) into the mailbox, in order, as deliver does one, and returns their ids. It is the way to seed many messages at once: it costs one step of the script's budget per message and one per KiB of its body and attachments, where a loop of deliver costs a dozen steps per message. It stops at the first message deliver would refuse, naming it (\"message 7: …\"); the messages before it are delivered."},
 	{Name: "get", Params: []service.Param{{Name: "id"}}, Ret: "struct | None",
 		Call: func(st *workspace.State, a service.Args) (starlark.Value, error) {
 			id := a.Str(0)
@@ -55,6 +57,60 @@ var wsMethods = []service.Method{
 }
 
 func deliver(st *workspace.State, a service.Args) (starlark.Value, error) {
+	d, err := delivery(a)
+	if err != nil {
+		return nil, err
+	}
+	id, err := st.Mail().Deliver(d)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.String(id), nil
+}
+
+// deliverMany is ws.mail.deliver_many: each dict of the list is bound as the arguments of a call
+// of deliver.
+func deliverMany(st *workspace.State, a service.Args) (starlark.Value, error) {
+	seq, ok := a.Value(0).(starlark.Indexable)
+	if _, isStr := a.Value(0).(starlark.String); !ok || isStr {
+		a.Fail("for parameter messages: got %s, want list of dicts", a.Value(0).Type())
+	}
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	ids := make([]starlark.Value, 0, seq.Len())
+	for i := range seq.Len() {
+		what := fmt.Sprintf("message %d", i+1)
+		dict, ok := seq.Index(i).(*starlark.Dict)
+		if !ok {
+			return nil, fmt.Errorf("%s: got %s, want dict", what, seq.Index(i).Type())
+		}
+		sub, err := a.Sub("deliver", what, dict)
+		if err != nil {
+			return nil, err
+		}
+		d, err := delivery(sub)
+		if err != nil {
+			return nil, err
+		}
+		size := len(d.Body)
+		for _, at := range d.Attachments {
+			size += len(at.Content)
+		}
+		if err := a.Charge(1 + size/1024); err != nil {
+			return nil, err
+		}
+		id, err := st.Mail().Deliver(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", what, err)
+		}
+		ids = append(ids, starlark.String(id))
+	}
+	return starlark.NewList(ids), nil
+}
+
+// delivery reads the arguments of deliver.
+func delivery(a service.Args) (workspace.Delivery, error) {
 	d := workspace.Delivery{
 		Sender:    a.Str(0),
 		Subject:   a.Str(1),
@@ -83,14 +139,7 @@ func deliver(st *workspace.State, a service.Args) (starlark.Value, error) {
 			}
 		}
 	}
-	if err := a.Done(); err != nil {
-		return nil, err
-	}
-	id, err := st.Mail().Deliver(d)
-	if err != nil {
-		return nil, err
-	}
-	return starlark.String(id), nil
+	return d, a.Done()
 }
 
 func messages(st *workspace.State, a service.Args) (starlark.Value, error) {
@@ -103,6 +152,9 @@ func messages(st *workspace.State, a service.Args) (starlark.Value, error) {
 		Label:   a.OptStr(5, ""),
 	}
 	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if err := a.Charge(st.Mail().InFolder(f.Folder)); err != nil { // every message of the folder is looked at
 		return nil, err
 	}
 	ms := st.Mail().Messages(f)

@@ -3,7 +3,6 @@ package mail
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -127,26 +126,21 @@ func mailList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("argument \"limit\": must be at least 1, got %d", limit)
 	}
-	f := workspace.Filter{Folder: tools.ArgStr(args, "folder")}
+	f := workspace.Filter{Folder: tools.ArgStr(args, "folder"), Text: tools.ArgStr(args, "query")}
 	if tools.ArgBool(args, "unread_only") {
 		unread := true
 		f.Unread = &unread
 	}
-	msgs := ws.Mail().Messages(f)
-	q := strings.ToLower(tools.ArgStr(args, "query"))
+	// the newest messages the limit asks for, also past those a listing can show; the walk starts
+	// at the folder's newest message and stops at the limit
 	out := []jsonv.Value{}
-	total := 0 // the messages the limit asks for, also past those a listing can show
-	// Messages is oldest first (date, then id number): newest first is the reverse.
-	for _, m := range slices.Backward(msgs) {
+	total := 0
+	for m := range ws.Mail().Scan(f, true) {
 		if int64(total) >= limit {
 			break
 		}
-		if q != "" && !strings.Contains(strings.ToLower(m.Sender), q) &&
-			!strings.Contains(strings.ToLower(m.Subject), q) && !strings.Contains(strings.ToLower(m.Body), q) {
-			continue
-		}
 		if total++; len(out) < limits.ListItems {
-			out = append(out, MessageSummary(m))
+			out = append(out, MessageSummary(*m))
 		}
 	}
 	return tools.Listing(out, total, false, "messages", "give a query or a folder, or a smaller limit"), nil

@@ -1,0 +1,93 @@
+package wsmod
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/budget"
+	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
+)
+
+// charged runs src with ws over st and returns the steps the methods of ws charged.
+func charged(t *testing.T, st *workspace.State, src string) uint64 {
+	t.Helper()
+	th := &starlark.Thread{Name: "test"}
+	var n uint64
+	budget.Install(th, func(_ *starlark.Thread, k uint64) error { n += k; return nil })
+	_, err := starlark.ExecFile(th, "test.star", src, starlark.StringDict{"ws": New(st, Options{})})
+	require.NoError(t, err)
+	return n
+}
+
+// The methods of ws charge the calling script's budget for what they do: a step per entry
+// stored, per KiB stored, per element returned and per entry looked at.
+func TestMethodsChargeTheirWork(t *testing.T) {
+	t.Parallel()
+	st := workspace.New(start, 1)
+	assert.Equal(t, uint64(2000), charged(t, st, `ws.db.insert_many("o", [{"n": i} for i in range(1000)])`),
+		"a step per record stored and per id returned")
+	assert.Equal(t, uint64(1+4+1), charged(t, st, `ws.db.insert_many("big", [{"text": "x" * 4096}])`), "and a step per KiB")
+	assert.Equal(t, uint64(1000), charged(t, st, `ws.db.all("o")`), "a step per record returned")
+	assert.Equal(t, uint64(1000+1), charged(t, st, `ws.db.find("o", n = 7)`), "a step per record looked at, and per record returned")
+	assert.Equal(t, uint64(0), charged(t, st, `ws.db.count("o")`), "the size of a collection is known")
+	assert.Equal(t, uint64(1000), charged(t, st, `ws.db.count("o", n = 7)`))
+	assert.Equal(t, uint64(2*3), charged(t, st, `ws.db.insert_text("t", '[{"id": "a"}, {"id": "b"}, {"id": "c"}]')`))
+
+	assert.Equal(t, uint64(20+2), charged(t, st, `ws.fs.write_many({"/d/%d.txt" % i: "x" for i in range(20)}); ws.fs.write_many({"/e/1.txt": "y" * 1024})`))
+	assert.Equal(t, uint64(1+20+20), charged(t, st, `ws.fs.glob("/d/*.txt")`), "the files under /d looked at, and returned")
+	assert.Equal(t, uint64(1+1), charged(t, st, `ws.fs.glob("/d/1.txt")`), "a path without a wildcard is looked up")
+
+	assert.Equal(t, uint64(3+3), charged(t, st, `ws.mail.deliver_many([{"sender": "a@x", "subject": "s", "body": "b", "folder": f} for f in ["inbox", "inbox", "archive"]])`))
+	assert.Equal(t, uint64(2+2), charged(t, st, `ws.mail.messages(folder = "inbox")`), "the folder's messages looked at, and returned")
+	assert.Equal(t, uint64(3+0+1+1), charged(t, st, `ws.mail.messages(sender = "nobody@x", label = "x") + ws.mail.messages(folder = "archive")`))
+}
+
+// With the default limits, a setup seeds 100,000 records, 100,000 files and 100,000 messages from
+// JSON texts (as a task reads them from a file it loads) within its step budget; listing all the
+// records in a loop runs out of steps instead of running on.
+func TestSeedingAtScaleFitsTheBudget(t *testing.T) {
+	t.Parallel()
+	const n = 100000
+	var orders, files, msgs strings.Builder
+	for i := range n {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&orders, `%s{"id": "O-%d", "customer": "C-%d", "status": "open", "total": %d.5}`, sep, i, i%977, i%300)
+		fmt.Fprintf(&files, `%s"/data/%d/%d.txt": "file %d"`, sep, i%100, i, i)
+		fmt.Fprintf(&msgs, `%s{"sender": "p%d@x.example", "subject": "s %d", "body": "b", "date": "2026-01-01T10:00:00Z"}`, sep, i%50, i)
+	}
+	run := func(src string) (*starlark.Thread, error) {
+		th := dsl.NewThread("setup", dsl.DefaultLimits, nil)
+		st := workspace.New(start, 1)
+		_, err := starlark.ExecFileOptions(dsl.FileOptions, th, "setup.star", src, starlark.StringDict{
+			"ws": New(st, Options{}), "json": dsl.Predeclared()["json"],
+			"ORDERS": starlark.String("[" + orders.String() + "]"), "FILES": starlark.String("{" + files.String() + "}"),
+			"MESSAGES": starlark.String("[" + msgs.String() + "]")})
+		return th, err
+	}
+	th, err := run(`
+ws.db.insert_text("orders", ORDERS)
+ws.fs.write_many(json.decode(FILES))
+ws.mail.deliver_many(json.decode(MESSAGES))
+if ws.db.count("orders") != 100000 or len(ws.fs.walk("/data/7")) != 1000 or len(ws.mail.messages(sender = "p1@x.example")) != 2000:
+    fail("not seeded")
+`)
+	require.NoError(t, err)
+	assert.Less(t, th.Steps, dsl.DefaultLimits.Steps)
+	assert.Greater(t, th.Steps, uint64(3*n), "every entry was charged")
+
+	_, err = run(`
+ws.db.insert_text("orders", ORDERS)
+for i in range(100):
+    ws.db.all("orders")
+`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "too many steps")
+}
