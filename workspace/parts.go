@@ -23,6 +23,24 @@ import (
 type Part struct {
 	Name  string // unique: orders the parts in the hash and names them in Diff ("contacts")
 	Entry string // what one entry is, for the history and for reports ("contact")
+	// Indexes are the other orders the service reads the part in (see Index), kept with it.
+	Indexes []*Index
+}
+
+// Index is a second order of a part's entries, kept by the kernel with the part, so that a
+// service can walk the messages of one conversation by time, or the contacts of one manager,
+// without reading the part: Keys says under which keys an entry is found in it (none: it is
+// not), and the entries under one key follow in natural order of their part keys. Keys must
+// depend on the entry alone. An index is not content: it changes neither the state hash nor
+// the diff, and forks share it as they share the part (a write changes O(k log n) of its
+// nodes, for k keys).
+type Index struct {
+	Name string
+	Keys func(e Entry) []string
+	// Refs makes the index hold only the part keys of its entries: a write that keeps the
+	// entry's keys in it changes nothing in it, and reading it looks every entry up in the
+	// part, in O(log n). For an index of many keys per entry (the words of a text).
+	Refs bool
 }
 
 // Entry is one immutable value of a part. Digest is its canonical hash (see Digest); it must
@@ -37,6 +55,49 @@ type partTable struct {
 	items pmap.Map[string, *partItem]
 	next  int64
 	sum   digestSum
+	idx   []pmap.Map[ixKey, *partItem] // by Part.Indexes; a nil item in an index of Refs
+}
+
+// ixKey is an entry's place in an index: its key there, then its key in the part.
+type ixKey struct{ k, key string }
+
+func compareIx(a, b ixKey) int {
+	if c := strings.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	return NaturalCompare(a.key, b.key)
+}
+
+// reindex moves the entry at key from its places in the indexes of p as before to its places
+// as after (nil: none); before is nil for a new entry. The slice of indexes is shared with
+// forks, so it is replaced, never written.
+func (t *partTable) reindex(p *Part, o *pmap.Owner, key string, before, after *partItem) {
+	if len(p.Indexes) == 0 {
+		return
+	}
+	t.idx = slices.Clone(t.idx)
+	for j, x := range p.Indexes {
+		var was, now []string
+		if before != nil {
+			was = x.Keys(before.e)
+		}
+		if after != nil {
+			now = x.Keys(after.e)
+		}
+		for _, k := range was {
+			if !slices.Contains(now, k) {
+				t.idx[j].Delete(o, ixKey{k, key})
+			}
+		}
+		for _, k := range now {
+			switch {
+			case !x.Refs:
+				t.idx[j].Set(o, ixKey{k, key}, after)
+			case !slices.Contains(was, k):
+				t.idx[j].Set(o, ixKey{k, key}, nil)
+			}
+		}
+	}
 }
 
 type partItem struct {
@@ -80,7 +141,11 @@ func (s *State) writePart(p *Part, change func(t *partTable)) {
 				panic("workspace: two parts named " + p.Name)
 			}
 		}
-		parts = append(parts, partState{p: p, t: partTable{items: pmap.New[string, *partItem](NaturalCompare)}})
+		t := partTable{items: pmap.New[string, *partItem](NaturalCompare)}
+		for range p.Indexes {
+			t.idx = append(t.idx, pmap.New[ixKey, *partItem](compareIx))
+		}
+		parts = append(parts, partState{p: p, t: t})
 		slices.SortFunc(parts, func(a, b partState) int { return strings.Compare(a.p.Name, b.p.Name) })
 		i = slices.IndexFunc(parts, func(ps partState) bool { return ps.p == p })
 	}
@@ -148,6 +213,73 @@ func (s *State) PartEntriesBack(p *Part, to string) iter.Seq2[string, Entry] {
 	}
 }
 
+// PartIndex yields the entries of part p whose keys in its index x lie in [lo, hi) (hi "": no
+// end), in the order of the index (back: the reverse), with those keys: an entry with two keys
+// in the range is yielded twice. As with PartEntries, the state must not change while it
+// yields. PrefixEnd(prefix) is the hi of the keys that start with prefix, and k+"\x00" that of
+// the key k alone.
+func (s *State) PartIndex(p *Part, x *Index, lo, hi string, back bool) iter.Seq2[string, Entry] {
+	return func(yield func(string, Entry) bool) {
+		t, ok := s.table(p)
+		if !ok {
+			return
+		}
+		m := t.idx[indexOf(p, x)]
+		all := m.From(ixKey{k: lo})
+		if back {
+			all = m.Backward()
+			if hi != "" {
+				all = m.Down(ixKey{k: hi}) // no entry has the empty part key, so hi itself is not there
+			}
+		}
+		for k, it := range all {
+			if back && k.k < lo || !back && hi != "" && k.k >= hi {
+				return
+			}
+			if it == nil { // an index of Refs
+				it, _ = t.items.Get(k.key)
+			}
+			if !yield(k.k, it.e) {
+				return
+			}
+		}
+	}
+}
+
+// PartIndexLen is the number of keys in [lo, hi) of index x of part p (as PartIndex yields
+// them), in O(log n).
+func (s *State) PartIndexLen(p *Part, x *Index, lo, hi string) int {
+	t, ok := s.table(p)
+	if !ok {
+		return 0
+	}
+	m := t.idx[indexOf(p, x)]
+	end := m.Len()
+	if hi != "" {
+		end = m.Rank(ixKey{k: hi})
+	}
+	return max(end-m.Rank(ixKey{k: lo}), 0)
+}
+
+// PrefixEnd is the first string after every string that starts with prefix, as the end of a
+// range of PartIndex: "" (no end) when there is none (prefix is empty or all 0xff bytes).
+func PrefixEnd(prefix string) string {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] < 0xff {
+			return prefix[:i] + string([]byte{prefix[i] + 1})
+		}
+	}
+	return ""
+}
+
+func indexOf(p *Part, x *Index) int {
+	i := slices.Index(p.Indexes, x)
+	if i < 0 {
+		panic("workspace: index " + x.Name + " is not an index of part " + p.Name)
+	}
+	return i
+}
+
 // PartLen is the number of entries of part p.
 func (s *State) PartLen(p *Part) int {
 	t, _ := s.table(p)
@@ -194,6 +326,7 @@ func (s *State) PartPut(p *Part, key, op string, e Entry) error {
 			t.sum.sub(partDigest(key, old))
 		}
 		t.sum.add(partDigest(key, it))
+		t.reindex(p, s.owner(), key, old, it)
 	})
 	a := Action{Kind: p.Entry, Op: op, Key: key, after: e}
 	if had {
@@ -216,6 +349,7 @@ func (s *State) PartRemove(p *Part, key, op string) error {
 	s.writePart(p, func(t *partTable) {
 		if it, ok := t.items.Delete(s.owner(), key); ok {
 			t.sum.sub(partDigest(key, it))
+			t.reindex(p, s.owner(), key, it, nil)
 		}
 	})
 	s.record(Action{Kind: p.Entry, Op: op, Key: key, before: old})
