@@ -17,8 +17,10 @@ package chat
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -31,7 +33,7 @@ import (
 )
 
 // Part is the state of the service.
-var Part = &workspace.Part{Name: "chat", Entry: "chat message"}
+var Part = &workspace.Part{Name: "chat", Entry: "chat message", Indexes: []*workspace.Index{byTime, byConv, byThread, byMention, byPerson}}
 
 // Service declares the service (registered in package services).
 var Service = &service.Service{
@@ -249,85 +251,225 @@ func emoji(e string) (string, error) {
 
 // --- reading -----------------------------------------------------------------------------------
 
-// view is the chat content of one state, read once per call.
+// The indexes of the part: every message under a key that ends in its time (stamp), so that
+// the messages under one prefix follow in the order people read them, by time and then by the
+// number in the id (the part's natural order of ids). A reader walks the messages it needs from
+// the newest or the oldest and stops when it has enough.
+var (
+	// byTime holds every message: the whole chat.
+	byTime = messageIndex("time", func(m *Message) []string { return []string{""} })
+	// byConv holds every message under its conversation: conv + "\x00" + "0" for a message of
+	// the conversation itself, + "1" for a reply in a thread.
+	byConv = messageIndex("conversation", func(m *Message) []string {
+		if m.Thread == "" {
+			return []string{m.Conv + topTail}
+		}
+		return []string{m.Conv + replyTail}
+	})
+	// byThread holds the replies under the id of their thread's first message.
+	byThread = messageIndex("thread", func(m *Message) []string {
+		if m.Thread == "" {
+			return nil
+		}
+		return []string{m.Thread + "\x00"}
+	})
+	// byMention holds every message under each handle it mentions.
+	byMention = messageIndex("mention", func(m *Message) []string { return under(m.Mentions) })
+	// byPerson holds the people chat knows: the members of each channel (under "handle\x00"),
+	// the sender of each message and the people of each direct message (with its stamp).
+	byPerson = &workspace.Index{Name: "person", Keys: func(e workspace.Entry) []string {
+		switch x := e.(type) {
+		case *Channel:
+			return under(x.Members)
+		case *Message:
+			people := []string{x.Sender}
+			if isDM(x.Conv) {
+				people = append(people, dmPeople(x.Conv)...)
+			}
+			return stamped(x, under(people))
+		}
+		return nil
+	}}
+)
+
+// The tails of a conversation's key in byConv.
+const (
+	topTail   = "\x00" + "0"
+	replyTail = "\x00" + "1"
+)
+
+// messageIndex is an index of messages only, under the prefixes keys gives and their stamp.
+func messageIndex(name string, keys func(m *Message) []string) *workspace.Index {
+	return &workspace.Index{Name: name, Keys: func(e workspace.Entry) []string {
+		if m, ok := e.(*Message); ok {
+			return stamped(m, keys(m))
+		}
+		return nil
+	}}
+}
+
+// under makes each handle a prefix of keys: "dana.berg" → "dana.berg\x00". Handles hold no
+// "\x00", so the prefix of one is never that of another.
+func under(hs []string) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h + "\x00"
+	}
+	return out
+}
+
+// stamped appends m's stamp to each prefix.
+func stamped(m *Message, prefixes []string) []string {
+	for i := range prefixes {
+		prefixes[i] += stamp(m.at)
+	}
+	return prefixes
+}
+
+// stamp is a time that sorts as bytes in the order of times: 8 bytes, big-endian, sign flipped.
+func stamp(at int64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(at)^1<<63)
+	return string(b[:])
+}
+
+// view reads the chat of one state for one call.
 type view struct {
-	me       string
-	channels []*Channel // by name
-	msgs     []*Message // oldest first: by time, then by the number in the id
+	st *workspace.State
+	me string
 }
 
 func read(st *workspace.State) *view {
-	v := &view{me: DefaultHandle}
-	for _, k := range st.PartKeys(Part) {
-		e, _ := st.PartGet(Part, k)
-		switch x := e.(type) {
-		case *Channel:
-			v.channels = append(v.channels, x)
-		case *Message:
-			v.msgs = append(v.msgs, x)
-		case *user:
-			v.me = x.Handle
+	v := &view{st: st, me: DefaultHandle}
+	if e, ok := st.PartGet(Part, userKey); ok {
+		if u, ok := e.(*user); ok {
+			v.me = u.Handle
 		}
 	}
-	slices.SortFunc(v.msgs, func(a, b *Message) int {
-		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.number(), b.number()))
-	})
 	return v
 }
 
-func (v *view) channel(name string) *Channel {
-	for _, c := range v.channels {
-		if c.Name == name {
-			return c
+// channels are the channels, by name.
+func (v *view) channels() []*Channel {
+	var out []*Channel
+	for k, e := range v.st.PartEntries(Part, "#") {
+		if !strings.HasPrefix(k, "#") { // every channel's key starts with "#", and no other's
+			break
+		}
+		if c, ok := e.(*Channel); ok {
+			out = append(out, c)
 		}
 	}
-	return nil
+	return out
+}
+
+func (v *view) channel(name string) *Channel {
+	e, _ := v.st.PartGet(Part, name)
+	c, _ := e.(*Channel)
+	return c
 }
 
 func (v *view) message(id string) *Message {
-	for _, m := range v.msgs {
-		if m.ID == id {
-			return m
+	e, _ := v.st.PartGet(Part, id)
+	m, _ := e.(*Message)
+	return m
+}
+
+// walk yields the messages under prefix in index x, oldest first (back: newest first).
+func (v *view) walk(x *workspace.Index, prefix string, back bool) iter.Seq[*Message] {
+	return func(yield func(*Message) bool) {
+		for _, e := range v.st.PartIndex(Part, x, prefix, workspace.PrefixEnd(prefix), back) {
+			if m, ok := e.(*Message); ok && !yield(m) {
+				return
+			}
 		}
 	}
-	return nil
+}
+
+// count is the number of keys under prefix in index x.
+func (v *view) count(x *workspace.Index, prefix string) int {
+	return v.st.PartIndexLen(Part, x, prefix, workspace.PrefixEnd(prefix))
+}
+
+// all yields every message, oldest first (back: newest first).
+func (v *view) all(back bool) iter.Seq[*Message] { return v.walk(byTime, "", back) }
+
+// inConv yields the messages of a conversation, its threads' replies included, oldest first
+// (back: newest first).
+func (v *view) inConv(conv string, back bool) iter.Seq[*Message] {
+	return merge(back, v.walk(byConv, conv+topTail, back), v.walk(byConv, conv+replyTail, back))
+}
+
+// order is the order people read messages in: by time, then by the number in the id.
+func order(a, b *Message) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.number(), b.number()))
+}
+
+// merge yields the messages of seqs, each in order (back: in reverse order), in one order; a
+// message that two of them yield comes once.
+func merge(back bool, seqs ...iter.Seq[*Message]) iter.Seq[*Message] {
+	if len(seqs) == 1 {
+		return seqs[0]
+	}
+	return func(yield func(*Message) bool) {
+		type head struct {
+			m    *Message
+			next func() (*Message, bool)
+		}
+		var heads []head
+		for _, s := range seqs {
+			next, stop := iter.Pull(s)
+			defer stop()
+			if m, ok := next(); ok {
+				heads = append(heads, head{m, next})
+			}
+		}
+		var last *Message
+		for len(heads) > 0 {
+			i := 0
+			for j := range heads {
+				c := order(heads[j].m, heads[i].m)
+				if back && c > 0 || !back && c < 0 {
+					i = j
+				}
+			}
+			m := heads[i].m
+			if n, ok := heads[i].next(); ok {
+				heads[i].m = n
+			} else {
+				heads = slices.Delete(heads, i, i+1)
+			}
+			if m == last {
+				continue
+			}
+			if last = m; !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // replies counts the replies in the thread that m starts.
-func (v *view) replies(m *Message) int {
-	n := 0
-	for _, r := range v.msgs {
-		if r.Thread == m.ID {
-			n++
-		}
-	}
-	return n
-}
+func (v *view) replies(m *Message) int { return v.count(byThread, m.ID+"\x00") }
 
-// people are the handles chat knows: the user, channel members, senders and the people of
-// direct messages, sorted.
-func (v *view) people() []string {
-	out := []string{v.me}
-	for _, c := range v.channels {
-		out = append(out, c.Members...)
-	}
-	for _, m := range v.msgs {
-		out = append(out, m.Sender)
-		if isDM(m.Conv) {
-			out = append(out, dmPeople(m.Conv)...)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+// knows reports whether chat knows the handle p: the user, a member of a channel, a sender or
+// one of the people of a direct message.
+func (v *view) knows(p string) bool { return p == v.me || v.count(byPerson, p+"\x00") > 0 }
 
 // dms are the direct-message conversations that hold a message, by name.
 func (v *view) dms() []string {
 	var out []string
-	for _, m := range v.msgs {
-		if isDM(m.Conv) && !slices.Contains(out, m.Conv) {
-			out = append(out, m.Conv)
+	for lo, end := "@", workspace.PrefixEnd("@"); ; {
+		conv := ""
+		for k := range v.st.PartIndex(Part, byConv, lo, end, false) {
+			conv = k[:strings.IndexByte(k, 0)]
+			break
 		}
+		if conv == "" {
+			break
+		}
+		out = append(out, conv)
+		lo = conv + "\x01" // past every key of conv
 	}
 	slices.SortFunc(out, workspace.NaturalCompare)
 	return out
@@ -394,7 +536,7 @@ func (v *view) conv(name string) (string, error) {
 // known lists the conversations, for errors.
 func (v *view) known() string {
 	var names []string
-	for _, c := range v.channels {
+	for _, c := range v.channels() {
 		names = append(names, c.Name)
 	}
 	names = append(names, v.dms()...)
@@ -475,9 +617,8 @@ func post(st *workspace.State, d draft) (*Message, error) {
 			return nil, fmt.Errorf("%s is not in the direct message %s (between %s and %s)", sender, conv, v.me, strings.Join(people, ", "))
 		}
 		if d.known {
-			all := v.people()
 			for _, p := range people {
-				if !slices.Contains(all, p) {
+				if !v.knows(p) {
 					return nil, fmt.Errorf("nobody in this chat has the handle %q; the members of the channels (chat_list_channels) are the people you can message", p)
 				}
 			}
@@ -572,14 +713,16 @@ func react(st *workspace.State, m *Message, e, who string, remove bool) (*Messag
 
 // remove deletes a message and the replies of the thread it starts.
 func remove(st *workspace.State, v *view, m *Message) error {
+	var replies []string // read before the part changes
+	for r := range v.walk(byThread, m.ID+"\x00", false) {
+		replies = append(replies, r.ID)
+	}
 	if err := st.PartRemove(Part, m.ID, opRemove); err != nil {
 		return err
 	}
-	for _, r := range v.msgs {
-		if r.Thread == m.ID {
-			if err := st.PartRemove(Part, r.ID, opRemove); err != nil {
-				return err
-			}
+	for _, id := range replies {
+		if err := st.PartRemove(Part, id, opRemove); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -681,10 +824,10 @@ func setupText(st *workspace.State) string {
 	v := read(st)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chat handle %s\n", v.me)
-	for _, c := range v.channels {
+	for _, c := range v.channels() {
 		fmt.Fprintf(&b, "chat channel %s members %s\n%s\n", c.Name, strings.Join(c.Members, ", "), c.Topic)
 	}
-	for _, m := range v.msgs {
+	for m := range v.all(false) {
 		fmt.Fprintf(&b, "chat %s %s %s %s", m.ID, m.Conv, m.TS, m.Sender)
 		if m.Thread != "" {
 			b.WriteString(" in thread " + m.Thread)

@@ -22,12 +22,12 @@ func names(st *workspace.State) []service.Name {
 		}
 	}
 	add(v.me)
-	for _, c := range v.channels {
+	for _, c := range v.channels() {
 		for _, m := range c.Members {
 			add(m)
 		}
 	}
-	for _, m := range v.msgs {
+	for m := range v.all(false) {
 		add(m.Sender)
 	}
 	return out

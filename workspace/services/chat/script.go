@@ -2,8 +2,10 @@ package chat
 
 import (
 	"fmt"
-	"github.com/coworkenv/coworkenv/workspace/tools"
+	"iter"
 	"strings"
+
+	"github.com/coworkenv/coworkenv/workspace/tools"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
@@ -83,8 +85,25 @@ var wsMethods = []service.Method{
 			if m := v.message(thread); m != nil && m.Thread != "" {
 				thread = m.Thread
 			}
+			// Walk the fewest messages that hold every match: a thread's, a conversation's, the
+			// sender's, or all; charge a step for each.
+			var in iter.Seq[*Message]
+			var looks int
+			switch {
+			case thread != "":
+				in, looks = v.walk(byThread, thread+"\x00", false), v.count(byThread, thread+"\x00")
+			case conv != "":
+				in, looks = v.inConv(conv, false), v.count(byConv, conv+"\x00")
+			case sender != "":
+				in, looks = v.walk(byPerson, sender+"\x00", false), v.count(byPerson, sender+"\x00")
+			default:
+				in, looks = v.all(false), v.count(byTime, "")
+			}
+			if err := a.Charge(looks); err != nil {
+				return nil, err
+			}
 			var out []starlark.Value
-			for _, m := range v.msgs {
+			for m := range in {
 				if conv != "" && m.Conv != conv || thread != "" && m.Thread != thread || sender != "" && m.Sender != sender ||
 					contains != "" && !strings.Contains(strings.ToLower(m.Text), strings.ToLower(contains)) {
 					continue
@@ -216,7 +235,7 @@ func channelJSON(c *Channel) *jsonv.Object {
 // convs lists the conversations: channels by name, then direct messages.
 func convs(v *view) []*jsonv.Object {
 	var out []*jsonv.Object
-	for _, c := range v.channels {
+	for _, c := range v.channels() {
 		out = append(out, channelJSON(c))
 	}
 	for _, d := range v.dms() {

@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -69,14 +70,30 @@ var agentTools = []*tools.Tool{
 		Run:         deleteTool},
 }
 
-// newest keeps the last limit messages, and of them no more than a listing shows; total is how
-// many limit keeps.
-func newest(ms []*Message, limit int64) (kept []*Message, total int, err error) {
+// newest keeps the first limit messages of back (the newest first), and of them no more than a
+// listing shows, oldest first; total is how many limit keeps. count is how many messages back
+// yields when that is known (-1: it is not), so that it stops at what the listing shows.
+func newest(back iter.Seq[*Message], count int, limit int64) (kept []*Message, total int, err error) {
 	if limit < 1 {
 		return nil, 0, fmt.Errorf("argument \"limit\": must be at least 1, got %d", limit)
 	}
-	total = int(min(limit, int64(len(ms))))
-	return ms[len(ms)-min(total, limits.ListItems):], total, nil
+	if count >= 0 {
+		total = int(min(limit, int64(count)))
+	}
+	n := 0
+	for m := range back {
+		if count >= 0 && n >= min(total, limits.ListItems) || int64(n) >= limit {
+			break
+		}
+		if n++; len(kept) < limits.ListItems {
+			kept = append(kept, m)
+		}
+	}
+	if count < 0 {
+		total = n
+	}
+	slices.Reverse(kept)
+	return kept, total, nil
 }
 
 // listing is the result of a tool that shows messages: the newest that fit (tools.Listing).
@@ -100,15 +117,13 @@ func listChannels(st *workspace.State, _ *jsonv.Object) (jsonv.Value, error) {
 	out := []jsonv.Value{}
 	for _, c := range convs(v) {
 		name := tools.ArgStr(c, "name")
-		var n int64
 		var last jsonv.Value
-		for _, m := range v.msgs {
-			if m.Conv == name {
-				n, last = n+1, m.TS
-			}
+		for m := range v.inConv(name, true) {
+			last = m.TS
+			break
 		}
 		c.Set("member", slices.Contains(v.members(name), v.me))
-		c.Set("messages", n)
+		c.Set("messages", int64(v.count(byConv, name+"\x00")))
 		c.Set("last", last)
 		out = append(out, c)
 	}
@@ -121,7 +136,7 @@ func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ms []*Message
+	prefix := conv + topTail // the conversation's own messages
 	var head *Message
 	if id := tools.ArgStr(args, "thread"); id != "" {
 		if head, err = v.get(id); err != nil {
@@ -131,21 +146,17 @@ func readConv(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			return nil, fmt.Errorf("message %s is in %s, not in %s", head.ID, head.Conv, conv)
 		}
 		if head.Thread != "" {
-			head = v.message(head.Thread)
-		}
-		for _, m := range v.msgs {
-			if m.Thread == head.ID {
-				ms = append(ms, m)
+			if head = v.message(head.Thread); head == nil {
+				return nil, fmt.Errorf("the first message of the thread of %s is gone", id)
 			}
 		}
-	} else {
-		for _, m := range v.msgs {
-			if m.Conv == conv && m.Thread == "" {
-				ms = append(ms, m)
-			}
-		}
+		prefix = head.ID + "\x00" // the thread's replies
 	}
-	ms, total, err := newest(ms, tools.ArgInt(args, "limit"))
+	x := byConv
+	if head != nil {
+		x = byThread
+	}
+	ms, total, err := newest(v.walk(x, prefix, true), v.count(x, prefix), tools.ArgInt(args, "limit"))
 	if err != nil {
 		return nil, err
 	}
@@ -172,20 +183,23 @@ func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 		return nil, errors.New("argument \"query\": give at least one word to look for")
 	}
 	conv := tools.ArgStr(args, "channel")
+	in := v.all(true)
 	if conv != "" {
 		var err error
 		if conv, err = v.conv(conv); err != nil {
 			return nil, err
 		}
+		in = v.inConv(conv, true)
 	}
-	var ms []*Message
-	for _, m := range v.msgs {
-		hay := strings.ToLower(m.Sender + " " + m.Text)
-		if (conv == "" || m.Conv == conv) && !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(hay, w) }) {
-			ms = append(ms, m)
+	matches := func(yield func(*Message) bool) {
+		for m := range in {
+			hay := strings.ToLower(m.Sender + " " + m.Text)
+			if !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(hay, w) }) && !yield(m) {
+				return
+			}
 		}
 	}
-	ms, total, err := newest(ms, tools.ArgInt(args, "limit"))
+	ms, total, err := newest(matches, -1, tools.ArgInt(args, "limit"))
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +208,29 @@ func search(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 
 func mentions(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	v := read(st)
-	ms, total, err := newest(slices.DeleteFunc(slices.Clone(v.msgs), func(m *Message) bool { return !v.mentionsMe(m) }), tools.ArgInt(args, "limit"))
+	ms, total, err := newest(v.mentioningMe(), -1, tools.ArgInt(args, "limit"))
 	if err != nil {
 		return nil, err
 	}
 	return v.listing(ms, total, "give a smaller limit"), nil
+}
+
+// mentioningMe yields the messages that mention the user, newest first: those that mention
+// the user's handle or a broadcast, of which mentionsMe keeps the right ones.
+func (v *view) mentioningMe() iter.Seq[*Message] {
+	seqs := []iter.Seq[*Message]{v.walk(byMention, v.me+"\x00", true)}
+	for _, b := range broadcast {
+		if b != v.me {
+			seqs = append(seqs, v.walk(byMention, b+"\x00", true))
+		}
+	}
+	return func(yield func(*Message) bool) {
+		for m := range merge(true, seqs...) {
+			if v.mentionsMe(m) && !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 func reactTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
@@ -244,8 +276,8 @@ func deleteTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range v.msgs {
-		if r.Thread == m.ID && r.Sender != v.me {
+	for r := range v.walk(byThread, m.ID+"\x00", false) {
+		if r.Sender != v.me {
 			return nil, fmt.Errorf("%s starts a thread with replies from others (%s is %s's); edit it instead", m.ID, r.ID, r.Sender)
 		}
 	}
