@@ -2,12 +2,16 @@ package wsmod
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/budget"
 	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services/chat"
+	"github.com/coworkenv/coworkenv/workspace/services/contacts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.starlark.net/starlark"
@@ -90,4 +94,84 @@ for i in range(100):
 `)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "too many steps")
+}
+
+// The methods of ws.chat and ws.contacts charge as the others do: a step per message or contact
+// looked at (those of the index a call walks, not the whole service) and per element returned.
+func TestChatAndContactsChargeTheirWork(t *testing.T) {
+	t.Parallel()
+	st := workspace.New(start, 1)
+	var msgs []*chat.Message
+	for i := range 25 {
+		m := &chat.Message{Conv: []string{"#a", "#b"}[i%2], Sender: []string{"dana.berg", "lars.olsen"}[i%4/2], Text: fmt.Sprintf("m %d", i),
+			TS: start.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)}
+		if i >= 20 {
+			m.Conv, m.Sender, m.Thread = "#a", "dana.berg", "cm1"
+		}
+		msgs = append(msgs, m)
+	}
+	_, err := chat.Seed(st, []*chat.Channel{{Name: "#a", Members: []string{"me", "dana.berg"}}, {Name: "#b", Members: []string{"lars.olsen"}}}, msgs)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(25+25), charged(t, st, `ws.chat.messages()`), "every message looked at, and returned")
+	assert.Equal(t, uint64(25), charged(t, st, `ws.chat.messages(contains = "zzz")`))
+	assert.Equal(t, uint64(10+10), charged(t, st, `ws.chat.messages(channel = "#b")`), "the messages of the channel")
+	assert.Equal(t, uint64(5+5), charged(t, st, `ws.chat.messages(thread = "cm21")`), "the replies of the thread")
+	assert.Equal(t, uint64(1+10+10), charged(t, st, `ws.chat.messages(sender = "lars.olsen")`), "the sender's messages, and channels")
+	assert.Equal(t, uint64(0), charged(t, st, `ws.chat.get("cm3")`))
+
+	src := `ws.contacts.add_many([dict(name = "Greta Vogel", email = "greta.vogel@x.example", phone = "+32 3 555 0117"), dict(name = "Greta Hoffmann")] +
+    [dict(name = "Person %d" % i, manager = "c1" if i < 4 else "", team = "Ops") for i in range(10)])`
+	assert.Equal(t, uint64(12+12), charged(t, st, src), "a step per contact stored and per id returned")
+	assert.Equal(t, uint64(1+1+5), charged(t, st, `ws.contacts.add_many([dict(name = "Long", notes = "x" * 5120)])`), "and per KiB")
+	assert.Equal(t, uint64(13+13), charged(t, st, `ws.contacts.list()`))
+	assert.Equal(t, uint64(13), charged(t, st, `ws.contacts.list(team = "nobody")`))
+	assert.Equal(t, uint64(4+4), charged(t, st, `ws.contacts.list(manager = "C1")`), "the reports of c1")
+	assert.Equal(t, uint64(1+1), charged(t, st, `ws.contacts.list(email = "GRETA.vogel@x.example")`))
+	assert.Equal(t, uint64(2+2), charged(t, st, `ws.contacts.search("greta")`), "the contacts with a word that starts like greta")
+	assert.Equal(t, uint64(13+1), charged(t, st, `ws.contacts.search("0117")`), "a number may be inside any phone number")
+	assert.Equal(t, uint64(0), charged(t, st, `ws.contacts.search("zzzz")`), "no contact has a word like it")
+	assert.Equal(t, uint64(0), charged(t, st, `ws.contacts.get("c1")`))
+}
+
+// Over a chat of 100,000 messages and a book of 100,000 contacts, a verifier that reads them
+// all in a loop runs out of steps rather than on; one call that reads them fits.
+func TestLargeChatAndContactsRunOutOfSteps(t *testing.T) {
+	t.Parallel()
+	const n = 100000
+	st := workspace.New(start, 1)
+	msgs := make([]*chat.Message, n)
+	cs := make([]*contacts.Contact, n)
+	for i := range n {
+		msgs[i] = &chat.Message{Conv: "#c" + strconv.Itoa(i%10), Sender: "p" + strconv.Itoa(i%50), Text: "status " + strconv.Itoa(i),
+			TS: start.Add(time.Duration(i) * time.Second).Format(time.RFC3339)}
+		cs[i] = &contacts.Contact{Name: "Person " + strconv.Itoa(i), Email: fmt.Sprintf("p%d@x.example", i), Team: "Team " + strconv.Itoa(i%20), Source: contacts.Directory}
+	}
+	var channels []*chat.Channel
+	for i := range 10 {
+		channels = append(channels, &chat.Channel{Name: "#c" + strconv.Itoa(i)})
+	}
+	_, err := chat.Seed(st, channels, msgs)
+	require.NoError(t, err)
+	_, err = contacts.Add(st, cs)
+	require.NoError(t, err)
+	st.Freeze()
+	run := func(src string) error {
+		th := dsl.NewThread("verify", dsl.DefaultLimits, nil)
+		_, err := starlark.ExecFileOptions(dsl.FileOptions, th, "verify.star", src, starlark.StringDict{"ws": New(st, Options{ReadOnly: true})})
+		return err
+	}
+	require.NoError(t, run(`
+if len(ws.chat.messages(contains = "status 99999")) != 1 or len(ws.contacts.list(team = "Team 3")) != 5000:
+    fail("not seeded")
+if ws.contacts.search("person 77")[0].id != "c78":
+    fail("not found")
+`))
+	for _, src := range []string{
+		`[ws.chat.messages(contains = "nothing") for i in range(100)]`,
+		`[ws.contacts.list(team = "nobody") for i in range(100)]`,
+	} {
+		err := run(src)
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), "too many steps", src)
+	}
 }

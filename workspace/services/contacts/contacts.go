@@ -12,16 +12,80 @@ package contacts
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/coworkenv/coworkenv/workspace/service"
 )
 
 // Part is the state of the service: contacts by id.
-var Part = &workspace.Part{Name: "contacts", Entry: "contact"}
+var Part = &workspace.Part{Name: "contacts", Entry: "contact", Indexes: []*workspace.Index{nameIndex, emailIndex, managerIndex, wordIndex}}
+
+// The indexes of the part, so that a call reads the contacts it needs rather than the book.
+var (
+	// nameIndex orders the contacts as listings show them: by folded name, then by id.
+	nameIndex = contactIndex("name", false, func(c *Contact) []string { return []string{fold(c.Name)} })
+	// emailIndex and managerIndex hold the contacts under their address and their manager's id, in
+	// the form of foldKey: the keys of two contacts are alike when strings.EqualFold says so.
+	emailIndex   = contactIndex("email", false, func(c *Contact) []string { return foldKeys(c.Email) })
+	managerIndex = contactIndex("manager", false, func(c *Contact) []string { return foldKeys(c.Manager) })
+	// wordIndex holds each contact under every word search reads of it (search.go).
+	wordIndex = contactIndex("word", true, searchWords)
+)
+
+// contactIndex is an index of contacts under the keys keys gives (see workspace.Index for refs).
+func contactIndex(name string, refs bool, keys func(c *Contact) []string) *workspace.Index {
+	return &workspace.Index{Name: name, Refs: refs, Keys: func(e workspace.Entry) []string {
+		if c, ok := e.(*Contact); ok {
+			return keys(c)
+		}
+		return nil
+	}}
+}
+
+// foldKey is s in a form that two strings share exactly when strings.EqualFold says they are
+// equal: each rune the smallest of the runes it equals when case is folded (an invalid byte is
+// U+FFFD, as for EqualFold).
+func foldKey(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+// foldKeys is the key of s in emailIndex or managerIndex: none when s is empty.
+func foldKeys(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{foldKey(s)}
+}
+
+// under yields the contacts under key in index x (its foldKey in emailIndex and managerIndex), in
+// natural id order.
+func under(st *workspace.State, x *workspace.Index, key string) iter.Seq[*Contact] {
+	return contactsOf(st.PartIndex(Part, x, key, key+"\x00", false))
+}
+
+// contactsOf yields the contacts of entries.
+func contactsOf(entries iter.Seq2[string, workspace.Entry]) iter.Seq[*Contact] {
+	return func(yield func(*Contact) bool) {
+		for _, e := range entries {
+			if c, ok := e.(*Contact); ok && !yield(c) {
+				return
+			}
+		}
+	}
+}
 
 // Sources of a contact.
 const (
@@ -102,6 +166,18 @@ func (c *Contact) text(name string) *string {
 	return nil
 }
 
+// size is the number of bytes of c's text.
+func (c *Contact) size() int {
+	n := len(c.ID)
+	for _, f := range textFields {
+		n += len(*c.text(f))
+	}
+	for _, a := range c.Aliases {
+		n += len(a)
+	}
+	return n
+}
+
 // clone returns a copy that may be changed before it is stored.
 func (c *Contact) clone() *Contact {
 	d := *c
@@ -134,7 +210,7 @@ func All(st *workspace.State) []*Contact {
 // reports returns the contacts whose manager is id, in natural id order.
 func reports(st *workspace.State, id string) []*Contact {
 	var out []*Contact
-	for _, c := range All(st) {
+	for c := range under(st, managerIndex, foldKey(id)) {
 		if c.Manager == id {
 			out = append(out, c)
 		}
@@ -195,44 +271,41 @@ func normalize(c *Contact) error {
 // contacts (unique addresses, managers that exist, no management cycles).
 type book struct {
 	st      *workspace.State
-	pending map[string]*Contact // new or changed contacts by id; nil value: removed
+	pending map[string]*Contact   // new or changed contacts by id
+	emails  map[string][]*Contact // the pending contacts by the foldKey of their address
 }
 
-func newBook(st *workspace.State) *book { return &book{st: st, pending: map[string]*Contact{}} }
+func newBook(st *workspace.State) *book {
+	return &book{st: st, pending: map[string]*Contact{}, emails: map[string][]*Contact{}}
+}
+
+// put makes c, whose address does not change any more, a pending contact.
+func (b *book) put(c *Contact) {
+	b.pending[c.ID] = c
+	if c.Email != "" {
+		k := foldKey(c.Email)
+		b.emails[k] = append(b.emails[k], c)
+	}
+}
 
 func (b *book) get(id string) (*Contact, bool) {
 	if c, ok := b.pending[id]; ok {
-		return c, c != nil
+		return c, true
 	}
 	return Get(b.st, id)
 }
 
-// all lists the contacts with the pending changes, in natural id order.
-func (b *book) all() []*Contact {
-	ids := b.st.PartKeys(Part)
-	for id, c := range b.pending {
-		if c != nil && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	slices.SortFunc(ids, workspace.NaturalCompare)
-	out := make([]*Contact, 0, len(ids))
-	for _, id := range ids {
-		if c, ok := b.get(id); ok {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // byEmail returns the contacts with address email (case ignored), in natural id order.
 func (b *book) byEmail(email string) []*Contact {
+	k := foldKey(email)
 	var out []*Contact
-	for _, c := range b.all() {
-		if c.Email != "" && strings.EqualFold(c.Email, email) {
+	for c := range under(b.st, emailIndex, k) {
+		if _, ok := b.pending[c.ID]; !ok {
 			out = append(out, c)
 		}
 	}
+	out = append(out, b.emails[k]...)
+	slices.SortFunc(out, func(x, y *Contact) int { return workspace.NaturalCompare(x.ID, y.ID) })
 	return out
 }
 
@@ -336,7 +409,7 @@ func addAll(st *workspace.State, cs []*Contact, refs []string) ([]string, error)
 				c.ID, given[id] = id, true
 			}
 		}
-		b.pending[c.ID] = c
+		b.put(c)
 	}
 	for i, c := range cs {
 		m, err := b.resolveManager(c.Manager)
@@ -381,7 +454,7 @@ func update(st *workspace.State, c *Contact) error {
 		return err
 	}
 	c.Manager = m
-	b.pending[c.ID] = c
+	b.put(c)
 	if err := b.check(c); err != nil {
 		return err
 	}

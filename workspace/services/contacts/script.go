@@ -2,6 +2,7 @@ package contacts
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,6 +199,9 @@ func addManyFn(st *workspace.State, a service.Args) (starlark.Value, error) {
 			a.Fail("%s: %v", refs[i], err)
 			return nil, a.Done()
 		}
+		if err := a.Charge(1 + c.size()/1024); err != nil { // a step per contact and per KiB of it
+			return nil, err
+		}
 		cs[i] = c
 		if c.Name != "" {
 			refs[i] += " (" + c.Name + ")"
@@ -293,8 +297,23 @@ func listFn(st *workspace.State, a service.Args) (starlark.Value, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
+	// Walk the contacts of the manager or of the address when one is given, else all; charge
+	// a step for each.
+	var in iter.Seq[*Contact]
+	var looks int
+	switch i, j := slices.Index(names, "manager"), slices.Index(names, "email"); {
+	case !a.Absent(i) && want[i] != "":
+		in, looks = under(st, managerIndex, foldKey(want[i])), st.PartIndexLen(Part, managerIndex, foldKey(want[i]), foldKey(want[i])+"\x00")
+	case !a.Absent(j) && want[j] != "":
+		in, looks = under(st, emailIndex, foldKey(want[j])), st.PartIndexLen(Part, emailIndex, foldKey(want[j]), foldKey(want[j])+"\x00")
+	default:
+		in, looks = contactsOf(st.PartEntries(Part, "")), st.PartLen(Part)
+	}
+	if err := a.Charge(looks); err != nil {
+		return nil, err
+	}
 	var out []*Contact
-	for _, c := range All(st) {
+	for c := range in {
 		keep := true
 		for i, n := range names {
 			if !a.Absent(i) && !strings.EqualFold(fieldOf(c, n), want[i]) {
@@ -328,7 +347,10 @@ func searchFn(st *workspace.State, a service.Args) (starlark.Value, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	cs := search(st, q, f)
+	cs, err := search(st, q, f, a.Charge)
+	if err != nil {
+		return nil, err
+	}
 	if limit >= 0 && int64(len(cs)) > limit {
 		cs = cs[:limit]
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
 )
 
@@ -174,23 +175,84 @@ func byName(a, b *Contact) int {
 	return workspace.NaturalCompare(a.ID, b.ID)
 }
 
-// list returns the contacts f keeps, by name.
-func list(st *workspace.State, f filter) []*Contact {
+// list returns the first limit contacts f keeps, by name, and no more than a listing shows;
+// total is how many of them there are, up to limit.
+func list(st *workspace.State, f filter, limit int64) (kept []*Contact, total int) {
+	for c := range contactsOf(st.PartIndex(Part, nameIndex, "", "", false)) {
+		if !f.keeps(c) {
+			continue
+		}
+		if int64(total) >= limit {
+			break
+		}
+		if total++; len(kept) < limits.ListItems {
+			kept = append(kept, c)
+		}
+	}
+	return kept, total
+}
+
+// searchWords are the words search reads of c (its key in wordIndex): those of the fields it
+// scores, its notes included, each once.
+func searchWords(c *Contact) []string {
+	var out []string
+	for _, f := range fields(c, true) {
+		out = append(out, f.words...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// candidates returns the contacts that may match every word of ws, in no order: those with a
+// word in wordIndex that the query word of the fewest such words may match (it starts with that
+// query word, or with its first five bytes, which a word of the same stem shares). A word of
+// four digits or more may also match inside a phone number, which wordIndex does not hold: when
+// the query has no other word, every contact is a candidate. charge is charged a step per
+// entry looked at.
+func candidates(st *workspace.State, ws []string, charge func(int) error) ([]*Contact, error) {
+	prefix, n := "", -1
+	for _, w := range ws {
+		if len(w) >= 4 && digits(w) == w {
+			continue
+		}
+		p := w[:min(len(w), 5)]
+		if k := st.PartIndexLen(Part, wordIndex, p, workspace.PrefixEnd(p)); n < 0 || k < n {
+			prefix, n = p, k
+		}
+	}
+	if n < 0 {
+		if err := charge(st.PartLen(Part)); err != nil {
+			return nil, err
+		}
+		return All(st), nil
+	}
+	if err := charge(n); err != nil {
+		return nil, err
+	}
 	var out []*Contact
-	for _, c := range All(st) {
-		if f.keeps(c) {
+	seen := map[string]bool{}
+	for c := range contactsOf(st.PartIndex(Part, wordIndex, prefix, workspace.PrefixEnd(prefix), false)) {
+		if !seen[c.ID] {
+			seen[c.ID] = true
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, byName)
-	return out
+	return out, nil
 }
 
-// search returns the contacts f keeps that match every word of q, best first.
-func search(st *workspace.State, q string, f filter) []*Contact {
+// search returns the contacts f keeps that match every word of q, best first. charge (nil:
+// none) is charged a step per contact looked at.
+func search(st *workspace.State, q string, f filter, charge func(int) error) ([]*Contact, error) {
+	if charge == nil {
+		charge = func(int) error { return nil }
+	}
 	ws := queryWords(q)
 	if len(ws) == 0 {
-		return nil
+		return nil, nil
+	}
+	cands, err := candidates(st, ws, charge)
+	if err != nil {
+		return nil, err
 	}
 	type hit struct {
 		c *Contact
@@ -198,7 +260,12 @@ func search(st *workspace.State, q string, f filter) []*Contact {
 	}
 	var hits []hit
 	for _, notes := range []bool{false, true} {
-		for _, c := range All(st) {
+		if notes {
+			if err := charge(len(cands)); err != nil { // looked at again
+				return nil, err
+			}
+		}
+		for _, c := range cands {
 			if !f.keeps(c) {
 				continue
 			}
@@ -210,6 +277,7 @@ func search(st *workspace.State, q string, f filter) []*Contact {
 			break
 		}
 	}
+	// The order of the candidates does not show: byName orders any two contacts.
 	slices.SortFunc(hits, func(a, b hit) int {
 		if a.s != b.s {
 			return b.s - a.s
@@ -220,5 +288,5 @@ func search(st *workspace.State, q string, f filter) []*Contact {
 	for i, h := range hits {
 		out[i] = h.c
 	}
-	return out
+	return out, nil
 }

@@ -110,16 +110,13 @@ func summary(c *Contact) *jsonv.Object {
 		"location", c.Location, "email", c.Email, "source", c.Source)
 }
 
-// summaries is the listing of the first limit contacts of cs.
-func summaries(cs []*Contact, limit int64) jsonv.Value {
+// summaries is the listing of cs, the first of total contacts, at most limits.ListItems.
+func summaries(cs []*Contact, total int) jsonv.Value {
 	out := []jsonv.Value{}
 	for _, c := range cs {
-		if int64(len(out)) >= limit || len(out) >= limits.ListItems {
-			break
-		}
 		out = append(out, summary(c))
 	}
-	return tools.Listing(out, int(min(limit, int64(len(cs)))), false, "contacts", "add words to the query, or a filter")
+	return tools.Listing(out, total, false, "contacts", "add words to the query, or a filter")
 }
 
 // full is a contact as contacts_get shows it, with its manager and direct reports.
@@ -158,7 +155,12 @@ func searchTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if len(queryWords(q)) == 0 {
 		return nil, fmt.Errorf("argument \"query\": give a name, role, team or place to look for; contacts_list lists a whole team")
 	}
-	return summaries(search(st, q, filter{team: tools.ArgStr(args, "team"), source: tools.ArgStr(args, "source")}), limit), nil
+	cs, err := search(st, q, filter{team: tools.ArgStr(args, "team"), source: tools.ArgStr(args, "source")}, nil)
+	if err != nil {
+		return nil, err
+	}
+	total := int(min(limit, int64(len(cs))))
+	return summaries(cs[:min(total, limits.ListItems)], total), nil
 }
 
 func contact(st *workspace.State, id string) (*Contact, error) {
@@ -195,7 +197,7 @@ func listTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 		return nil, err
 	}
 	f := filter{team: tools.ArgStr(args, "team"), location: tools.ArgStr(args, "location"), company: tools.ArgStr(args, "company"), source: tools.ArgStr(args, "source")}
-	return summaries(list(st, f), limit), nil
+	return summaries(list(st, f, limit)), nil
 }
 
 // setPersonal sets the fields given in args on c.
@@ -215,8 +217,8 @@ func personalDup(st *workspace.State, email string) *Contact {
 	if email = strings.TrimSpace(email); email == "" {
 		return nil
 	}
-	for _, c := range All(st) {
-		if c.Source == Personal && strings.EqualFold(c.Email, email) {
+	for c := range under(st, emailIndex, foldKey(email)) {
+		if c.Source == Personal {
 			return c
 		}
 	}
