@@ -466,20 +466,44 @@ func (fs *Files) Mkdir(p string) error {
 // segment that is exactly "**" matches any number of segments, none included
 // ("/docs/**/*.md" matches "/docs/a.md" and "/docs/x/y/a.md"). It looks only at the paths
 // under the pattern's leading segments that hold no wildcard (GlobLooks counts them).
-func (fs *Files) Glob(pattern string) ([]string, error) {
+func (fs *Files) Glob(pattern string) ([]string, error) { return fs.GlobCharged(pattern, nil) }
+
+// GlobCharged is Glob that calls charge (nil: none) with the work of each path it looks at
+// beyond the one step GlobLooks counts for it: the further places a "**" makes it try the
+// segments that follow it at (see globber.match); it stops at charge's first error.
+func (fs *Files) GlobCharged(pattern string, charge func(n int) error) ([]string, error) {
 	segs, dir, exact, err := globPlan(pattern)
 	if err != nil {
 		return nil, err
 	}
+	g := newGlobber(segs)
+	matches := func(p string) (bool, error) {
+		ok, extra := g.match(strings.Split(p[1:], "/"))
+		if charge != nil && extra > 0 {
+			if err := charge(extra); err != nil {
+				return false, err
+			}
+		}
+		return ok, nil
+	}
 	out := []string{}
-	if fs.IsFile(dir) && globMatch(segs, strings.Split(dir[1:], "/")) { // the pattern without a wildcard, or "/a/**" and a file /a
-		out = append(out, dir)
+	if fs.IsFile(dir) { // the pattern without a wildcard, or "/a/**" and a file /a
+		if ok, err := matches(dir); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, dir)
+		}
 	}
 	if exact {
 		return out, nil
 	}
 	for p, e := range fs.fs.inside(dir) {
-		if e != nil && globMatch(segs, strings.Split(p[1:], "/")) {
+		if e == nil {
+			continue
+		}
+		if ok, err := matches(p); err != nil {
+			return nil, err
+		} else if ok {
 			out = append(out, p)
 		}
 	}
@@ -527,25 +551,60 @@ func (fs *Files) Inside(dir string) int {
 	return fs.fs.t.Rank(end) - fs.fs.t.Rank(prefix)
 }
 
-func globMatch(segs, parts []string) bool {
-	for len(segs) > 0 {
-		if segs[0] == "**" {
-			for i := 0; i <= len(parts); i++ {
-				if globMatch(segs[1:], parts[i:]) {
-					return true
+// globber matches the segments of paths against those of one pattern.
+type globber struct {
+	segs  []string
+	plain int    // the segments that are not "**"
+	reach []bool // scratch: reach[j] when the segments matched so far can end before part j
+}
+
+func newGlobber(segs []string) *globber {
+	g := &globber{segs: segs}
+	for _, s := range segs {
+		if s != "**" {
+			g.plain++
+		}
+	}
+	return g
+}
+
+// match reports whether the segments of a path match the pattern's, and how many comparisons
+// of a segment it made beyond one for each segment of the pattern that is not "**" (extra: 0
+// for a pattern without "**"). It keeps the set of places the segments matched so far can end
+// at, so it costs O(segments × parts) comparisons at most, however many "**" the pattern has
+// (trying each way of matching them could take exponential time).
+func (g *globber) match(parts []string) (ok bool, extra int) {
+	reach := g.reach[:0]
+	for range len(parts) + 1 {
+		reach = append(reach, false)
+	}
+	g.reach = reach
+	reach[0] = true
+	tries := 0
+	for _, seg := range g.segs {
+		if seg == "**" { // from the first place reached on, any place
+			first := slices.Index(reach, true)
+			for j := first + 1; j <= len(parts); j++ {
+				reach[j] = true
+			}
+			continue
+		}
+		any := false
+		for j := len(parts); j > 0; j-- { // one part further, from each place reached
+			reach[j] = false
+			if reach[j-1] {
+				tries++
+				if m, _ := path.Match(seg, parts[j-1]); m {
+					reach[j], any = true, true
 				}
 			}
-			return false
 		}
-		if len(parts) == 0 {
-			return false
+		reach[0] = false
+		if !any {
+			return false, max(tries-g.plain, 0)
 		}
-		if ok, _ := path.Match(segs[0], parts[0]); !ok {
-			return false
-		}
-		segs, parts = segs[1:], parts[1:]
 	}
-	return len(parts) == 0
+	return reach[len(parts)], max(tries-g.plain, 0)
 }
 
 // Size returns the number of files and the total bytes they hold.

@@ -1,6 +1,10 @@
 package workspace
 
 import (
+	"errors"
+	"math/rand/v2"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +271,68 @@ func TestFilesAfero(t *testing.T) {
 	big := afero.NewMemMapFs()
 	require.NoError(t, afero.WriteFile(big, "/r/big", make([]byte, limits.FileSize+1), 0o644))
 	assert.Error(t, New(t0, 1).Files().ImportFrom(big, "/r"))
+}
+
+// globRecursive is the matcher Glob had before globber: every way of matching each "**", tried
+// in turn (exponential for many of them), as the reference of globber.
+func globRecursive(segs, parts []string) bool {
+	for len(segs) > 0 {
+		if segs[0] == "**" {
+			for i := 0; i <= len(parts); i++ {
+				if globRecursive(segs[1:], parts[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(parts) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(segs[0], parts[0]); !ok {
+			return false
+		}
+		segs, parts = segs[1:], parts[1:]
+	}
+	return len(parts) == 0
+}
+
+func TestGlobberMatchesAsTheRecursiveMatcher(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	pieces := []string{"**", "*", "a", "b", "?", "a*", "[ab]", "**", "x.md", "*.md"}
+	names := []string{"a", "b", "ab", "x.md", "y.md", "c"}
+	for range 20000 {
+		var segs, parts []string
+		for range rng.IntN(6) {
+			segs = append(segs, pieces[rng.IntN(len(pieces))])
+		}
+		for range rng.IntN(7) {
+			parts = append(parts, names[rng.IntN(len(names))])
+		}
+		g := newGlobber(segs)
+		ok, extra := g.match(parts)
+		require.Equal(t, globRecursive(segs, parts), ok, "%q %q", segs, parts)
+		if !slices.Contains(segs, "**") {
+			require.Zero(t, extra, "%q %q", segs, parts)
+		}
+	}
+}
+
+// A pattern of many "**" costs one path at most segments × parts comparisons, and says so.
+func TestGlobOfManyStarsIsPolynomialAndCharged(t *testing.T) {
+	t.Parallel()
+	fs := newWS().Files()
+	deep := "/" + strings.Repeat("a/", 60) + "c.txt"
+	require.NoError(t, fs.Write(deep, ""))
+	pattern := "/" + strings.Repeat("**/a/", 12) + "b.txt" // tried every way, about C(60, 12) matchings
+	charged := 0
+	got, err := fs.GlobCharged(pattern, func(n int) error { charged += n; return nil })
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	assert.Greater(t, charged, 60, "the alternatives the stars made it try")
+	assert.LessOrEqual(t, charged, 13*62, "at most a comparison per segment and part")
+
+	stop := errors.New("out of steps")
+	_, err = fs.GlobCharged(pattern, func(int) error { return stop })
+	assert.ErrorIs(t, err, stop)
 }

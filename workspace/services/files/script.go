@@ -124,7 +124,8 @@ var wsMethods = []service.Method{
 			if err := a.Charge(st.Files().GlobLooks(p)); err != nil {
 				return nil, err
 			}
-			paths, err := st.Files().Glob(p)
+			paths, err := st.Files().GlobCharged(p, a.Charge) // and what a "**" makes it try
+
 			if err != nil {
 				return nil, err
 			}
