@@ -220,30 +220,93 @@ func (s *State) PartEntriesBack(p *Part, to string) iter.Seq2[string, Entry] {
 // the key k alone.
 func (s *State) PartIndex(p *Part, x *Index, lo, hi string, back bool) iter.Seq2[string, Entry] {
 	return func(yield func(string, Entry) bool) {
-		t, ok := s.table(p)
-		if !ok {
+		r := s.indexRange(p, x, lo, hi, back)
+		if r.t == nil {
 			return
 		}
-		m := t.idx[indexOf(p, x)]
-		all := m.From(ixKey{k: lo})
-		if back {
+		m := r.t.idx[r.i]
+		all := m.From(ixKey{k: lo}) // these walk on the goroutine's stack: no allocation
+		switch {
+		case back && hi == "":
 			all = m.Backward()
-			if hi != "" {
-				all = m.Down(ixKey{k: hi}) // no entry has the empty part key, so hi itself is not there
-			}
+		case back:
+			all = m.Down(ixKey{k: hi})
 		}
 		for k, it := range all {
-			if back && k.k < lo || !back && hi != "" && k.k >= hi {
-				return
-			}
-			if it == nil { // an index of Refs
-				it, _ = t.items.Get(k.key)
-			}
-			if !yield(k.k, it.e) {
+			e, ok := r.entry(k, it)
+			if !ok || !yield(k.k, e) {
 				return
 			}
 		}
 	}
+}
+
+// indexRange is a range of keys of an index of a part, as PartIndex and IndexWalk walk it.
+type indexRange struct {
+	t      *partTable // nil: the part is absent
+	i      int        // the index
+	lo, hi string
+	back   bool
+}
+
+func (s *State) indexRange(p *Part, x *Index, lo, hi string, back bool) indexRange {
+	r := indexRange{i: indexOf(p, x), lo: lo, hi: hi, back: back}
+	if t, ok := s.table(p); ok {
+		r.t = &t
+	}
+	return r
+}
+
+// entry is the entry at k in the index, whose item is it; ok is false when k is past the range
+// (in the direction of the walk).
+func (r indexRange) entry(k ixKey, it *partItem) (Entry, bool) {
+	if r.back && k.k < r.lo || !r.back && r.hi != "" && k.k >= r.hi {
+		return nil, false
+	}
+	if it == nil { // an index of Refs
+		it, _ = r.t.items.Get(k.key)
+	}
+	return it.e, true
+}
+
+// IndexWalk is the walk of PartIndex one entry at a time, for a reader that merges several.
+type IndexWalk struct {
+	r  indexRange
+	it *pmap.Iter[ixKey, *partItem] // nil: the walk is over
+}
+
+// PartIndexWalk starts the walk of PartIndex(p, x, lo, hi, back).
+func (s *State) PartIndexWalk(p *Part, x *Index, lo, hi string, back bool) *IndexWalk {
+	w := &IndexWalk{r: s.indexRange(p, x, lo, hi, back)}
+	if w.r.t == nil {
+		return w
+	}
+	m := w.r.t.idx[w.r.i]
+	switch {
+	case !back:
+		w.it = m.IterFrom(ixKey{k: lo})
+	case hi == "":
+		w.it = m.IterBackward()
+	default:
+		w.it = m.IterDown(ixKey{k: hi}) // no entry has the empty part key, so hi itself is not there
+	}
+	return w
+}
+
+// Next returns the next entry of the walk and its key in the index; ok is false at its end.
+func (w *IndexWalk) Next() (k string, e Entry, ok bool) {
+	if w.it == nil {
+		return "", nil, false
+	}
+	key, it, ok := w.it.Next()
+	if ok {
+		e, ok = w.r.entry(key, it)
+	}
+	if !ok {
+		w.it = nil
+		return "", nil, false
+	}
+	return key.k, e, true
 }
 
 // PartIndexLen is the number of keys in [lo, hi) of index x of part p (as PartIndex yields
@@ -254,11 +317,10 @@ func (s *State) PartIndexLen(p *Part, x *Index, lo, hi string) int {
 		return 0
 	}
 	m := t.idx[indexOf(p, x)]
-	end := m.Len()
-	if hi != "" {
-		end = m.Rank(ixKey{k: hi})
+	if hi == "" {
+		return m.Len() - m.Rank(ixKey{k: lo})
 	}
-	return max(end-m.Rank(ixKey{k: lo}), 0)
+	return m.Count(ixKey{k: lo}, ixKey{k: hi})
 }
 
 // PrefixEnd is the first string after every string that starts with prefix, as the end of a

@@ -161,6 +161,19 @@ func TestPartIndexesFollowWrites(t *testing.T) {
 				slices.Reverse(back)
 				assert.Equal(t, want, fwd, "%s %q", x.Name, r)
 				assert.Equal(t, want, back, "%s %q backwards", x.Name, r)
+				for _, dir := range []bool{false, true} {
+					var walked []hit
+					w := s.PartIndexWalk(tagPart, x, r[0], r[1], dir)
+					for k, e, ok := w.Next(); ok; k, e, ok = w.Next() {
+						walked = append(walked, hit{k, keyOf(t, s, e)})
+					}
+					_, _, ok := w.Next()
+					assert.False(t, ok, "a walk ends once")
+					if dir {
+						slices.Reverse(walked)
+					}
+					assert.Equal(t, want, walked, "%s %q walked, backwards: %v", x.Name, r, dir)
+				}
 				assert.Equal(t, len(want), s.PartIndexLen(tagPart, x, r[0], r[1]))
 			}
 		}

@@ -24,7 +24,10 @@
 // about 20 nodes of 64 bytes.
 package pmap
 
-import "iter"
+import (
+	"iter"
+	"math/bits"
+)
 
 // Map is a sorted map from K to V. The zero Map is not usable: make one with New. A Map is a
 // value: assigning it copies it in O(1), and the copy and the original change independently.
@@ -282,6 +285,76 @@ func (m Map[K, V]) down(n *node[K, V], k K, yield func(K, V) bool) bool {
 	return true
 }
 
+// Iter walks a map's keys in order one at a time (Next), with a stack of the nodes still to
+// visit rather than a goroutine, for a reader that merges the walks of several maps. (From,
+// Down and Backward walk on the goroutine's stack, which allocates nothing.)
+type Iter[K, V any] struct {
+	stack []*node[K, V]
+	back  bool
+}
+
+// newIter makes a walk whose stack holds a path of the tree without growing: a weight-balanced
+// tree of n keys is less than 2.5 log2(n+1) + 1 deep.
+func (m Map[K, V]) newIter(back bool) *Iter[K, V] {
+	return &Iter[K, V]{stack: make([]*node[K, V], 0, 5*bits.Len(uint(m.Len()))/2+2), back: back}
+}
+
+// IterFrom returns a walk of the keys at or after k, in ascending order.
+func (m Map[K, V]) IterFrom(k K) *Iter[K, V] {
+	it := m.newIter(false)
+	for n := m.root; n != nil; {
+		if m.cmp(k, n.key) <= 0 {
+			it.stack = append(it.stack, n)
+			n = n.left
+		} else {
+			n = n.right
+		}
+	}
+	return it
+}
+
+// IterDown returns a walk of the keys at or before k, in descending order.
+func (m Map[K, V]) IterDown(k K) *Iter[K, V] {
+	it := m.newIter(true)
+	for n := m.root; n != nil; {
+		if m.cmp(k, n.key) >= 0 {
+			it.stack = append(it.stack, n)
+			n = n.right
+		} else {
+			n = n.left
+		}
+	}
+	return it
+}
+
+// IterBackward returns a walk of every key in descending order.
+func (m Map[K, V]) IterBackward() *Iter[K, V] {
+	it := m.newIter(true)
+	for n := m.root; n != nil; n = n.right {
+		it.stack = append(it.stack, n)
+	}
+	return it
+}
+
+// Next returns the next key of the walk and its value; ok is false at its end.
+func (it *Iter[K, V]) Next() (k K, v V, ok bool) {
+	if len(it.stack) == 0 {
+		return k, v, false
+	}
+	n := it.stack[len(it.stack)-1]
+	it.stack = it.stack[:len(it.stack)-1]
+	if it.back {
+		for c := n.left; c != nil; c = c.right {
+			it.stack = append(it.stack, c)
+		}
+	} else {
+		for c := n.right; c != nil; c = c.left {
+			it.stack = append(it.stack, c)
+		}
+	}
+	return n.key, n.val, true
+}
+
 // Rank is the number of keys before k: with Rank(hi)-Rank(lo), how many keys a range holds,
 // in O(log n).
 func (m Map[K, V]) Rank(k K) int {
@@ -295,6 +368,39 @@ func (m Map[K, V]) Rank(k K) int {
 		n = n.right
 	}
 	return r
+}
+
+// Count is the number of keys in [lo, hi): Rank(hi)-Rank(lo) in one descent to where the two
+// part, which for a narrow range is most of the way.
+func (m Map[K, V]) Count(lo, hi K) int {
+	for n := m.root; n != nil; {
+		switch {
+		case m.cmp(hi, n.key) <= 0: // the range is left of n
+			n = n.left
+		case m.cmp(lo, n.key) > 0: // right of n
+			n = n.right
+		default: // n is in it
+			c := 1
+			for l := n.left; l != nil; { // the keys at or after lo on the left
+				if m.cmp(lo, l.key) <= 0 {
+					c += 1 + l.right.sz()
+					l = l.left
+				} else {
+					l = l.right
+				}
+			}
+			for r := n.right; r != nil; { // and before hi on the right
+				if m.cmp(hi, r.key) > 0 {
+					c += 1 + r.left.sz()
+					r = r.right
+				} else {
+					r = r.left
+				}
+			}
+			return c
+		}
+	}
+	return 0
 }
 
 // Ceil returns the first key at or after k, and its value.

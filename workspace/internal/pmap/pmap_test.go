@@ -323,3 +323,51 @@ func TestOwnerMakesOneNodePerInsert(t *testing.T) {
 	assert.Greater(t, copied, 10.0)
 	check(t, m)
 }
+
+// An Iter walks what From, Down and Backward yield, one key at a time, a range over one of them
+// may be walked again, and Count counts what Rank does.
+func TestIters(t *testing.T) {
+	t.Parallel()
+	m := New[int, int](cmp.Compare[int])
+	for i := range 300 {
+		m.Set(nil, i*3%301, i)
+	}
+	pull := func(it *Iter[int, int]) []int {
+		var out []int
+		for k, _, ok := it.Next(); ok; k, _, ok = it.Next() {
+			out = append(out, k)
+		}
+		return out
+	}
+	seq := func(s func(func(int, int) bool)) []int {
+		var out []int
+		for k := range s {
+			out = append(out, k)
+		}
+		return out
+	}
+	for _, k := range []int{-1, 0, 1, 150, 299, 300, 301} {
+		var up, down []int
+		for _, key := range seq(m.All()) {
+			if key >= k {
+				up = append(up, key)
+			}
+			if key <= k {
+				down = append([]int{key}, down...)
+			}
+		}
+		assert.Equal(t, up, pull(m.IterFrom(k)), "from %d", k)
+		assert.Equal(t, down, pull(m.IterDown(k)), "down %d", k)
+		from := m.From(k)
+		assert.Equal(t, up, seq(from))
+		assert.Equal(t, up, seq(from), "walked again")
+	}
+	assert.Equal(t, seq(m.Backward()), pull(m.IterBackward()))
+	assert.Len(t, seq(m.Backward()), 300)
+	assert.Nil(t, pull(New[int, int](cmp.Compare[int]).IterFrom(0)))
+	for lo := -2; lo < 304; lo += 3 {
+		for hi := lo - 3; hi < 306; hi += 5 {
+			assert.Equal(t, max(m.Rank(hi)-m.Rank(lo), 0), m.Count(lo, hi), "[%d, %d)", lo, hi)
+		}
+	}
+}

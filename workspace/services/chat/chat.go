@@ -378,11 +378,22 @@ func (v *view) message(id string) *Message {
 // walk yields the messages under prefix in index x, oldest first (back: newest first).
 func (v *view) walk(x *workspace.Index, prefix string, back bool) iter.Seq[*Message] {
 	return func(yield func(*Message) bool) {
-		for _, e := range v.st.PartIndex(Part, x, prefix, workspace.PrefixEnd(prefix), back) {
-			if m, ok := e.(*Message); ok && !yield(m) {
-				return
+		next := v.cursor(x, prefix, back)
+		for m := next(); m != nil && yield(m); m = next() {
+		}
+	}
+}
+
+// cursor starts the walk of the messages under prefix in index x.
+func (v *view) cursor(x *workspace.Index, prefix string, back bool) func() *Message {
+	w := v.st.PartIndexWalk(Part, x, prefix, workspace.PrefixEnd(prefix), back)
+	return func() *Message {
+		for _, e, ok := w.Next(); ok; _, e, ok = w.Next() {
+			if m, ok := e.(*Message); ok {
+				return m
 			}
 		}
+		return nil
 	}
 }
 
@@ -397,7 +408,9 @@ func (v *view) all(back bool) iter.Seq[*Message] { return v.walk(byTime, "", bac
 // inConv yields the messages of a conversation, its threads' replies included, oldest first
 // (back: newest first).
 func (v *view) inConv(conv string, back bool) iter.Seq[*Message] {
-	return merge(back, v.walk(byConv, conv+topTail, back), v.walk(byConv, conv+replyTail, back))
+	return func(yield func(*Message) bool) {
+		merge(back, v.cursor(byConv, conv+topTail, back), v.cursor(byConv, conv+replyTail, back))(yield)
+	}
 }
 
 // order is the order people read messages in: by time, then by the number in the id.
@@ -405,40 +418,35 @@ func order(a, b *Message) int {
 	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.number(), b.number()))
 }
 
-// merge yields the messages of seqs, each in order (back: in reverse order), in one order; a
-// message that two of them yield comes once.
-func merge(back bool, seqs ...iter.Seq[*Message]) iter.Seq[*Message] {
-	if len(seqs) == 1 {
-		return seqs[0]
-	}
+// merge yields the messages of the cursors (each returns its messages in order, back: in
+// reverse order, then nil) in one order; a message that two of them return comes once. It
+// walks the cursors: what it returns is walked once, right away.
+func merge(back bool, cursors ...func() *Message) iter.Seq[*Message] {
 	return func(yield func(*Message) bool) {
-		type head struct {
-			m    *Message
-			next func() (*Message, bool)
-		}
-		var heads []head
-		for _, s := range seqs {
-			next, stop := iter.Pull(s)
-			defer stop()
-			if m, ok := next(); ok {
-				heads = append(heads, head{m, next})
-			}
+		heads := make([]*Message, len(cursors))
+		for i, c := range cursors {
+			heads[i] = c()
 		}
 		var last *Message
-		for len(heads) > 0 {
-			i := 0
-			for j := range heads {
-				c := order(heads[j].m, heads[i].m)
-				if back && c > 0 || !back && c < 0 {
+		for {
+			i := -1
+			for j, m := range heads {
+				if m == nil {
+					continue
+				}
+				if i < 0 {
+					i = j
+					continue
+				}
+				if c := order(m, heads[i]); back && c > 0 || !back && c < 0 {
 					i = j
 				}
 			}
-			m := heads[i].m
-			if n, ok := heads[i].next(); ok {
-				heads[i].m = n
-			} else {
-				heads = slices.Delete(heads, i, i+1)
+			if i < 0 {
+				return
 			}
+			m := heads[i]
+			heads[i] = cursors[i]()
 			if m == last {
 				continue
 			}

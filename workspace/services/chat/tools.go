@@ -218,14 +218,14 @@ func mentions(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 // mentioningMe yields the messages that mention the user, newest first: those that mention
 // the user's handle or a broadcast, of which mentionsMe keeps the right ones.
 func (v *view) mentioningMe() iter.Seq[*Message] {
-	seqs := []iter.Seq[*Message]{v.walk(byMention, v.me+"\x00", true)}
-	for _, b := range broadcast {
-		if b != v.me {
-			seqs = append(seqs, v.walk(byMention, b+"\x00", true))
-		}
-	}
 	return func(yield func(*Message) bool) {
-		for m := range merge(true, seqs...) {
+		cursors := []func() *Message{v.cursor(byMention, v.me+"\x00", true)}
+		for _, b := range broadcast {
+			if b != v.me {
+				cursors = append(cursors, v.cursor(byMention, b+"\x00", true))
+			}
+		}
+		for m := range merge(true, cursors...) {
 			if v.mentionsMe(m) && !yield(m) {
 				return
 			}
