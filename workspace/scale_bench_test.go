@@ -10,6 +10,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/typical"
 	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services"
 )
 
 // The workspace at enterprise size (issue 24): the cost of a write, of a fork and its first
@@ -112,6 +113,51 @@ func BenchmarkScaleMemory(b *testing.B) {
 		h2 := heapAlloc()
 		b.ReportMetric(float64(h1-h0)/(1<<20), "MiB/100k-records")
 		b.ReportMetric(float64(h2-h1)/(1<<20), "MiB/1000-forks")
+		runtime.KeepAlive(st)
+		runtime.KeepAlive(states)
+	}
+}
+
+// BenchmarkScaleMemoryChatContacts reports the heap a chat of 100,000 messages and a book of
+// 100,000 contacts hold (typical.ScaleChat and ScaleContacts, hashed), and what 1,000 forks of
+// them add, each after five reactions and five contact updates and its hash.
+func BenchmarkScaleMemoryChatContacts(b *testing.B) {
+	const n, forks = 100000, 1000
+	for b.Loop() {
+		h0 := heapAlloc()
+		st := workspace.New(scaleStart, 1)
+		if err := typical.ScaleChat(st, n); err != nil {
+			b.Fatal(err)
+		}
+		_ = st.Hash()
+		h1 := heapAlloc()
+		if err := typical.ScaleContacts(st, n); err != nil {
+			b.Fatal(err)
+		}
+		st.Freeze()
+		_ = st.Hash()
+		h2 := heapAlloc()
+		react, _ := services.Tool("chat_react")
+		update, _ := services.Tool("contacts_update")
+		states := make([]*workspace.State, forks)
+		for f := range states {
+			s := st.Fork()
+			for w := range 5 {
+				i := (f*5 + w) * 7919 % n
+				if _, err := react.Call(s, typical.ScaleCallArgs("chat_react", n, i)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := update.Call(s, typical.ScaleCallArgs("contacts_update", n, i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = s.Hash()
+			states[f] = s
+		}
+		h3 := heapAlloc()
+		b.ReportMetric(float64(h1-h0)/(1<<20), "MiB/100k-chat")
+		b.ReportMetric(float64(h2-h1)/(1<<20), "MiB/100k-contacts")
+		b.ReportMetric(float64(h3-h2)/(1<<20), "MiB/1000-forks")
 		runtime.KeepAlive(st)
 		runtime.KeepAlive(states)
 	}

@@ -3,9 +3,13 @@ package typical
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/workspace"
+	"github.com/coworkenv/coworkenv/workspace/services/chat"
+	"github.com/coworkenv/coworkenv/workspace/services/contacts"
 )
 
 // The workspace at enterprise size (issue 24): what the scale benchmarks seed and change. Only
@@ -49,6 +53,96 @@ func Scale(st *workspace.State, n int) error {
 	return nil
 }
 
+// The chat and the contacts of the scale benchmarks are seeded through chat.Seed and the part
+// of the contacts (workspace.PartPut), which store entries without reading the service, so
+// that the tree before their indexes seeds them in O(n log n) too.
+
+// ScaleChannels is the number of chat channels, #ch00 … #ch49.
+const ScaleChannels = 50
+
+// scaleChannel is the channel of message i.
+func scaleChannel(i int) string { return fmt.Sprintf("#ch%02d", i%ScaleChannels) }
+
+// ScaleChatContacts adds a chat of n messages (ScaleChat) and a book of n contacts
+// (ScaleContacts) to st.
+func ScaleChatContacts(st *workspace.State, n int) error {
+	if err := ScaleChat(st, n); err != nil {
+		return err
+	}
+	return ScaleContacts(st, n)
+}
+
+// ScaleChat adds a chat of n messages to st. Message i is in channel i mod 50 (a tenth of
+// them, every tenth round of the channels, replies to the message of the round before), one in
+// ten says "delayed", one in twenty mentions the user; they are a minute apart.
+func ScaleChat(st *workspace.State, n int) error {
+	var channels []*chat.Channel
+	for c := range ScaleChannels {
+		channels = append(channels, &chat.Channel{Name: scaleChannel(c), Topic: "topic " + strconv.Itoa(c), Members: []string{"me", "p001", "p002"}})
+	}
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	msgs := make([]*chat.Message, n)
+	for i := range n {
+		text := fmt.Sprintf("status of truck %d", i)
+		if i%10 == 3 {
+			text += ", delayed"
+		}
+		if i%20 == 7 {
+			text += " @me"
+		}
+		m := &chat.Message{Conv: scaleChannel(i), Sender: fmt.Sprintf("p%03d", i%200), Text: text, TS: start.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)}
+		if i/ScaleChannels%10 == 9 {
+			m.Thread = "cm" + strconv.Itoa(1+i-ScaleChannels) // the message of the same channel a round before
+		}
+		msgs[i] = m
+	}
+	_, err := chat.Seed(st, channels, msgs)
+	return err
+}
+
+// ScaleContacts adds a book of n contacts to st (ScaleContact).
+func ScaleContacts(st *workspace.State, n int) error {
+	for i := range n {
+		if _, err := st.NextNumber(contacts.Part); err != nil {
+			return err
+		}
+		if err := st.PartPut(contacts.Part, "c"+strconv.Itoa(i+1), "add", ScaleContact(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var scaleFirst = strings.Fields("Greta Jonas Ava Mehmet Ruben Anna Lars Iris Dana Zoe Sanne Pieter Eva Tomas Lotte Jan Noor Bram Fleur Daan " +
+	"Emma Sem Julia Luuk Sara Milan Tess Thijs Lieke Ruben Nina Koen Maud Stijn Roos Bas Femke Joris Ilse Timo")
+
+// ScaleLastName is the last name of contact i: six letters, as good as unique among 100,000.
+func ScaleLastName(i int) string {
+	x := (uint64(i) + 1) * 2654435761 % 308915776 // 26^6
+	b := make([]byte, 6)
+	for j := range b {
+		b[j] = byte('a' + x%26)
+		x /= 26
+	}
+	b[0] -= 'a' - 'A'
+	return string(b)
+}
+
+// ScaleContact is contact i of the scale benchmarks: a first name of 40, a last name of its own
+// (ScaleLastName), a role, team and location of ten each; one in ten is in the personal address
+// book.
+func ScaleContact(i int) *contacts.Contact {
+	first, last := scaleFirst[i%len(scaleFirst)], ScaleLastName(i)
+	source := contacts.Directory
+	if i%10 == 0 {
+		source = contacts.Personal
+	}
+	return &contacts.Contact{ID: "c" + strconv.Itoa(i+1), Name: first + " " + last, Email: strings.ToLower(first+"."+last) + "@verdant.example",
+		Phone: fmt.Sprintf("+31 10 555 %05d", i), Role: []string{"dispatcher", "planner", "driver", "controller", "buyer", "clerk", "mechanic", "analyst", "agent", "lead"}[i%10],
+		Team: "Team " + strconv.Itoa(i/7%10), Location: []string{"Antwerp", "Hamburg", "Rotterdam", "Gouda", "Lyon", "Turin", "Leeds", "Porto", "Gdansk", "Brno"}[i/3%10],
+		Company: "Verdant Freight", Source: source}
+}
+
 // ScaleWrite is one of the three writes the goals name, made through the kernel: a file
 // written, a message marked, a record updated. i picks the entry and makes the change new.
 type ScaleWrite struct {
@@ -76,7 +170,8 @@ var ScaleWrites = []ScaleWrite{
 }
 
 // ScaleCallArgs are the arguments of call i of a tool the scale benchmarks call through an
-// episode, over a workspace that Scale seeded with n entries: the same entries as ScaleWrites.
+// episode, over a workspace that Scale and ScaleChatContacts seeded with n entries: the same
+// entries as ScaleWrites. A tool named "name:what" is tool name with other arguments.
 func ScaleCallArgs(tool string, n, i int) *jsonv.Object {
 	e := scaleEntry(n, i)
 	switch tool {
@@ -92,13 +187,33 @@ func ScaleCallArgs(tool string, n, i int) *jsonv.Object {
 		return jsonv.NewObject("limit", int64(5))
 	case "order_update":
 		return jsonv.NewObject("id", "O-"+strconv.Itoa(e), "status", "closed "+strconv.Itoa(i))
+	case "chat_read":
+		return jsonv.NewObject("channel", scaleChannel(e)) // its 20 newest messages
+	case "chat_search":
+		return jsonv.NewObject("query", "delayed") // one message in ten: the 20 newest matches
+	case "chat_mentions", "chat_list_channels":
+		return jsonv.NewObject()
+	case "chat_post":
+		return jsonv.NewObject("channel", scaleChannel(e), "text", "on it "+strconv.Itoa(i))
+	case "chat_react":
+		return jsonv.NewObject("message_id", "cm"+strconv.Itoa(1+e), "emoji", "e"+strconv.Itoa(i))
+	case "contacts_search":
+		return jsonv.NewObject("query", strings.ToLower(ScaleContact(e).Name)) // one contact
+	case "contacts_search:role":
+		return jsonv.NewObject("query", "dispatcher", "limit", int64(10)) // a tenth of the book
+	case "contacts_get":
+		return jsonv.NewObject("id", "c"+strconv.Itoa(1+e))
+	case "contacts_list":
+		return jsonv.NewObject("team", "Team 3") // a tenth of the book, by name: the first 50
+	case "contacts_update":
+		return jsonv.NewObject("id", "c"+strconv.Itoa(1+e/10*10), "phone", "+31 6 "+strconv.Itoa(i)) // a personal contact
 	}
 	panic("typical: no scale arguments for " + tool)
 }
 
-// ScaleTask is a task over a workspace that Scale seeds (in Go: its own setup only sets the
-// address), with the fs and mail tools and order_update, a task-defined tool that updates one
-// record.
+// ScaleTask is a task over a workspace that Scale and ScaleChatContacts seed (in Go: its own
+// setup only sets the address), with the fs, mail, chat and contacts tools and order_update, a
+// task-defined tool that updates one record.
 const ScaleTask = `
 def _setup(ws):
     ws.mail.address = "me@acme.example"
@@ -111,6 +226,6 @@ def _verify(ws, ep):
     check(True, "nothing to check")
 
 task(name = "scale", prompt = "Work.", setup = _setup, verify = _verify, solution = lambda agent: agent.reply("ok"),
-     tools = ["fs", "mail", tool(name = "order_update", description = "Set the status of an order.",
+     tools = ["fs", "mail", "chat", "contacts", tool(name = "order_update", description = "Set the status of an order.",
                                  params = {"id": param("string"), "status": param("string")}, impl = _update)])
 `

@@ -266,18 +266,20 @@ var (
 		}
 		return []string{m.Conv + replyTail}
 	})
-	// byThread holds the replies under the id of their thread's first message.
-	byThread = messageIndex("thread", func(m *Message) []string {
+	// byThread holds the replies under the id of their thread's first message. It is read
+	// mostly to count them: an index of references, which a reaction or an edit leaves alone.
+	byThread = refs(messageIndex("thread", func(m *Message) []string {
 		if m.Thread == "" {
 			return nil
 		}
 		return []string{m.Thread + "\x00"}
-	})
+	}))
 	// byMention holds every message under each handle it mentions.
 	byMention = messageIndex("mention", func(m *Message) []string { return under(m.Mentions) })
 	// byPerson holds the people chat knows: the members of each channel (under "handle\x00"),
-	// the sender of each message and the people of each direct message (with its stamp).
-	byPerson = &workspace.Index{Name: "person", Keys: func(e workspace.Entry) []string {
+	// the sender of each message and the people of each direct message (with its stamp). It is
+	// read mostly to count them: an index of references.
+	byPerson = &workspace.Index{Name: "person", Refs: true, Keys: func(e workspace.Entry) []string {
 		switch x := e.(type) {
 		case *Channel:
 			return under(x.Members)
@@ -297,6 +299,12 @@ const (
 	topTail   = "\x00" + "0"
 	replyTail = "\x00" + "1"
 )
+
+// refs makes x an index of references (workspace.Index.Refs).
+func refs(x *workspace.Index) *workspace.Index {
+	x.Refs = true
+	return x
+}
 
 // messageIndex is an index of messages only, under the prefixes keys gives and their stamp.
 func messageIndex(name string, keys func(m *Message) []string) *workspace.Index {

@@ -36,6 +36,13 @@ var folds = map[rune]string{
 
 // fold lowers s and takes the accents off its letters.
 func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < 0x80
+	}
+	if ascii { // nothing to take off: the common case, and a search folds every name it ranks
+		return strings.ToLower(s)
+	}
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		if f, ok := folds[r]; ok {
@@ -148,6 +155,9 @@ func score(c *Contact, ws []string, notes bool) int {
 
 // fieldMatches reports whether every word of filter matches a word of value ("" matches all).
 func fieldMatches(filter, value string) bool {
+	if filter == "" {
+		return true
+	}
 	vs := words(value)
 	for _, w := range queryWords(filter) {
 		if !slices.ContainsFunc(vs, func(t string) bool { return wordMatches(w, t) }) {
@@ -255,8 +265,9 @@ func search(st *workspace.State, q string, f filter, charge func(int) error) ([]
 		return nil, err
 	}
 	type hit struct {
-		c *Contact
-		s int
+		c    *Contact
+		s    int
+		name string // folded, as byName compares it: folded once, not at every comparison
 	}
 	var hits []hit
 	for _, notes := range []bool{false, true} {
@@ -270,7 +281,7 @@ func search(st *workspace.State, q string, f filter, charge func(int) error) ([]
 				continue
 			}
 			if s := score(c, ws, notes); s > 0 {
-				hits = append(hits, hit{c, s})
+				hits = append(hits, hit{c, s, fold(c.Name)})
 			}
 		}
 		if len(hits) > 0 {
@@ -282,7 +293,10 @@ func search(st *workspace.State, q string, f filter, charge func(int) error) ([]
 		if a.s != b.s {
 			return b.s - a.s
 		}
-		return byName(a.c, b.c)
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return workspace.NaturalCompare(a.c.ID, b.c.ID)
 	})
 	out := make([]*Contact, len(hits))
 	for i, h := range hits {
