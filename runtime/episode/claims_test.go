@@ -3,8 +3,10 @@ package episode_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/workspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -110,4 +112,29 @@ task(name = "j", prompt = "p", tools = [], verify = _verify, solution = lambda a
 	require.Nil(t, r.Err)
 	assert.Contains(t, rubric, "The reply gives the cut-off.\n\nThe text must also meet each of these:\n- The text states \"14:30\" about \"cut-off\"")
 	assert.Contains(t, rubric, "- The text denies \"16:15\" about \"cut-off\"")
+}
+
+// The names of a state are the same whenever they are asked (they are kept by the state's hash),
+// and a state with other mail has other names.
+func TestWorkspaceNamesFollowTheState(t *testing.T) {
+	t.Parallel()
+	keys := func(st *workspace.State) []string {
+		var out []string
+		for _, n := range episode.WorkspaceNames(st) {
+			out = append(out, n.Key)
+		}
+		return out
+	}
+	a := workspace.New(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), 1)
+	_, err := a.Mail().Deliver(workspace.Delivery{Sender: "dirk.peeters@verdant.example", Subject: "hi", Body: "x"})
+	require.NoError(t, err)
+	b := a.Fork()
+	_, err = b.Mail().Deliver(workspace.Delivery{Sender: "noor.visser@verdant.example", Subject: "hi", Body: "y"})
+	require.NoError(t, err)
+	first := keys(a)
+	assert.Contains(t, first, "Dirk Peeters")
+	assert.NotContains(t, first, "Noor Visser")
+	assert.Contains(t, keys(b), "Noor Visser")
+	assert.Equal(t, first, keys(a), "asked again")
+	assert.Equal(t, first, keys(a.Fork()), "a fork with no change has the same names")
 }

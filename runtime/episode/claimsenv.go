@@ -1,6 +1,7 @@
 package episode
 
 import (
+	"sync"
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -26,9 +27,37 @@ func claimsEnv(t *dsl.Task, st *workspace.State, record func(claims.Use)) *claim
 	}
 }
 
+// namesCache keeps the names of recent states by their hash: the validator's mutation runs end in
+// the same state again and again (an edit of the reply changes no state), and names are a pure
+// function of the state. Bounded; emptied when full.
+var namesCache = struct {
+	sync.Mutex
+	m map[string][]claims.KnownName
+}{m: map[string][]claims.KnownName{}}
+
+const namesCacheSize = 256
+
 // WorkspaceNames are the names the services of a state hold, each once (the first class given
 // for it wins), in the order of services.All.
 func WorkspaceNames(st *workspace.State) []claims.KnownName {
+	h := st.Hash()
+	namesCache.Lock()
+	out, ok := namesCache.m[h]
+	namesCache.Unlock()
+	if ok {
+		return out
+	}
+	out = workspaceNames(st)
+	namesCache.Lock()
+	if len(namesCache.m) >= namesCacheSize {
+		clear(namesCache.m)
+	}
+	namesCache.m[h] = out
+	namesCache.Unlock()
+	return out
+}
+
+func workspaceNames(st *workspace.State) []claims.KnownName {
 	seen := map[string]bool{}
 	var out []claims.KnownName
 	for _, s := range services.All {

@@ -324,6 +324,21 @@ func idSeries(id string) string {
 	return strings.ToUpper(id[:i])
 }
 
+// headingOver reports whether r stands in a heading of the sentence of one of supports.
+func (d *Doc) headingOver(r *mention, supports []*mention) bool {
+	for _, m := range supports {
+		if m.Sentence == r.Sentence {
+			continue
+		}
+		for _, h := range d.sents[m.Sentence].ctx {
+			if h == r.Sentence {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // plain reports whether ms (at least one) are all plain values, no rates.
 func plain(ms []*mention) bool {
 	for _, m := range ms {
@@ -701,6 +716,9 @@ func (d *Doc) StatesAll(vs []Value, about []string) Verdict {
 		}
 		if r.Kind == Name && d.sharesClause(r, supports) {
 			continue // another person in the same clause plays another part ("Dirk covers Noor's leave")
+		}
+		if d.headingOver(r, supports) {
+			continue // "### Open items" over "- claim-017: resolved": the item's own word wins
 		}
 		if r.Per != "" && plain(supports) && d.factor(r) {
 			continue // a rate the stated value is worked out from ("at EUR 1.18/SDR that is EUR 4,128.35")

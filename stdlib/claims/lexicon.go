@@ -44,6 +44,7 @@ var triggers = []trigger{
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
 	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd}, {"i'd like", "", fwd}, {"we'd like", "", fwd}, {"i'd be happy", "", fwd},
 	// an "if" that sets no condition: "If you're asking about the cut-off, it's 16:00"
+	{"weather permitting", Conditional, fwd | back}, {"subject to", Conditional, fwd}, {"barring", Conditional, fwd},
 	{"if you're asking", "", fwd}, {"if you are asking", "", fwd}, {"if you're wondering", "", fwd}, {"if you are wondering", "", fwd},
 	{"in case anyone asks", "", fwd}, {"if anyone asks", "", fwd}, {"in case you're wondering", "", fwd}, {"in case you are wondering", "", fwd},
 	// advice: "I'd quote EUR 1,335" recommends, it does not make the value hypothetical
@@ -152,6 +153,7 @@ var weakPast = words(`was were`)
 // corrections start a sentence that corrects the previous one: its values are about what the
 // previous sentence was about.
 var corrections = []string{"correction", "actually", "sorry", "make that", "scratch that", "i mean", "rather",
+	"that was wrong", "that is wrong", "that's wrong", "that was a mistake", "i was wrong", "that was incorrect",
 	"or rather", "update", "edit", "erratum", "amendment", "to be precise", "more precisely", "in fact", "oops", "my mistake",
 	"apologies"}
 

@@ -578,6 +578,11 @@ func isSentenceEnd(d *Doc, k int) bool {
 	if !b.sp {
 		return false
 	}
+	if end == "." && p > 0 && toks[p-1].low == "m" && b.kind == tWord {
+		if _, zone := zoneWords[b.low]; zone {
+			return false // "11:00 a.m. EDT"
+		}
+	}
 	if end == "." && p > 0 {
 		w := toks[p-1]
 		if !w.sp || p-1 == 0 || true {
@@ -627,7 +632,18 @@ func (d *Doc) markCont(s *sentence) {
 		return
 	}
 	t := d.toks[s.t0]
+	for _, c := range corrections {
+		if d.startsWith(s.t0, s.t1, c) {
+			s.cont, s.corr = true, true
+			return
+		}
+	}
 	if d.anaphor(s.t0) || contStarters[t.low] {
+		s.cont = true
+		return
+	}
+	// "Old: 010 555 0140. New: 010 555 0199.": a label of a change goes on with the sentence before
+	if (t.low == "old" || t.low == "new" || t.low == "now" || t.low == "was" || t.low == "previously") && s.t0+1 < s.t1 && d.toks[s.t0+1].low == ":" {
 		s.cont = true
 		return
 	}
@@ -656,12 +672,6 @@ func (d *Doc) markCont(s *sentence) {
 				s.cont, s.condCont = true, true
 				return
 			}
-		}
-	}
-	for _, c := range corrections {
-		if d.startsWith(s.t0, s.t1, c) {
-			s.cont, s.corr = true, true
-			return
 		}
 	}
 }
@@ -791,6 +801,16 @@ func (d *Doc) clauses(s *sentence) {
 				c.cont = a.cont
 			}
 		}
+		if p := s.clauses[ci-1]; !c.own && c.cont < 0 && !c.paren && !p.paren && c.start == "," {
+			// "140 cartons of gloves, 36 cartons of masks": items of one list, each about itself
+			if a, b := d.leadValue(s, p), d.leadValue(s, *c); a != nil && b != nil && a.Kind == b.Kind && d.hasWordAfterValue(s, *c) {
+				if p.cont < 0 {
+					c.own = true
+					continue
+				}
+				c.cont = p.cont
+			}
+		}
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
 		}
@@ -798,6 +818,36 @@ func (d *Doc) clauses(s *sentence) {
 			c.anchor = ci - 1 // a bracket is about what stands before it: "VF-403 (new ETA 15:00)"
 		}
 	}
+}
+
+// leadValue is the value a clause starts with (after punctuation), or nil.
+func (d *Doc) leadValue(s *sentence, c clause) *mention {
+	for i := c.i0; i < c.i1; i++ {
+		if m := s.items[i].m; m != nil {
+			return m
+		}
+		if s.items[i].word {
+			return nil
+		}
+	}
+	return nil
+}
+
+// hasWordAfterValue reports whether a clause that starts with a value has a word of its own after
+// it ("36 cartons of masks"), not only the value ("09:00, 11:00").
+func (d *Doc) hasWordAfterValue(s *sentence, c clause) bool {
+	seen := false
+	for i := c.i0; i < c.i1; i++ {
+		it := s.items[i]
+		if it.m != nil {
+			seen = true
+			continue
+		}
+		if seen && it.word && !functionWords[d.toks[it.t0].low] {
+			return true
+		}
+	}
+	return false
 }
 
 // conjunctStart reports whether clause c starts a list's next item: a comma, "and" or "or".
@@ -954,7 +1004,7 @@ func (d *Doc) stances(s *sentence) {
 		tr := d.triggerAt(s, i)
 		if tr == nil {
 			it := s.items[i]
-			if c := s.clauses[it.clause]; it.m == nil && weakPast[d.toks[it.t0].low] &&
+			if c := s.clauses[it.clause]; it.m == nil && weakPast[d.toks[it.t0].low] && !(i+1 < len(s.items) && s.items[i+1].m == nil && changeVerbs[d.toks[s.items[i+1].t0].low]) &&
 				(nearNow(it.clause) || c.paren && c.start == "(" && i == c.i0) { // "(was Tuesdays at 14:00)"
 				ts, te = d.toks[it.t0].s, d.toks[it.t0].e
 				d.scopeFwd(s, i+1, Past, d.toks[it.t0].low, set)
@@ -1783,11 +1833,18 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		}
 	}
 	if (first || s.corr || s.condCont) && s.cont && s.prev >= 0 && (!own || s.condCont) {
-		p := d.sents[s.prev]
-		out = append(out, span{p.t0, p.t1})
-		for _, h := range p.ctx {
-			hs := d.sents[h]
-			out = append(out, span{hs.t0, hs.t1})
+		// the sentence it goes on with, and the ones that one goes on with (three at most:
+		// "Pieter's line changed. Old: … New: …")
+		for p, n := d.sents[s.prev], 0; n < 3; n++ {
+			out = append(out, span{p.t0, p.t1})
+			for _, h := range p.ctx {
+				hs := d.sents[h]
+				out = append(out, span{hs.t0, hs.t1})
+			}
+			if !p.cont || p.prev < 0 {
+				break
+			}
+			p = d.sents[p.prev]
 		}
 	}
 	return out
@@ -1842,9 +1899,14 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 		}
 	}
 	if (first || s.corr || s.condCont) && s.cont && s.prev >= 0 {
-		p := d.sents[s.prev]
-		if k := d.nearest(p, 0, len(p.items), len(p.items), class); k != "" {
-			return k
+		for p, n := d.sents[s.prev], 0; n < 3; n++ {
+			if k := d.nearest(p, 0, len(p.items), len(p.items), class); k != "" {
+				return k
+			}
+			if !p.cont || p.prev < 0 {
+				break
+			}
+			p = d.sents[p.prev]
 		}
 	}
 	return ""

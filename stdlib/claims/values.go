@@ -103,6 +103,13 @@ func (sc *scanner) at(i int) int {
 				return i + 2
 			}
 		}
+		if t.e-t.s == 4 && (sc.low(i+1) == "hrs" || sc.low(i+1) == "hours" && t.low[0] == '0') {
+			// "0700 hrs": a time written the military way
+			if h, m := atoi(t.low[:2]), atoi(t.low[2:]); h < 24 && m < 60 {
+				sc.addTime(i, i+2, h, m, "", sc.zone(i+2))
+				return i + 2
+			}
+		}
 		if refWords[sc.low(i-1)] && i > sc.t0 {
 			// "clause 9.3", "section 4", "page 12": a reference, no value
 			j := i + 1
@@ -190,6 +197,9 @@ func (sc *scanner) numID(i int) int {
 
 // tellVerbs are status words that also tell somebody something ("confirmed to Jonas").
 var tellVerbs = words(`confirmed confirm confirms approved`)
+
+// durationAdjectives may stand between a number and its unit of time.
+var durationAdjectives = words(`free extra additional full whole more further`)
 
 // refWords name a part of a document: the number after them is a reference, no value.
 var refWords = words(`clause clauses section sections article articles paragraph chapter page pages appendix annex`)
@@ -1504,6 +1514,9 @@ func (sc *scanner) durationUnit(j int, val decimal.Decimal) (int, decimal.Decima
 	w := t.low
 	if (w == "working" || w == "business") && (sc.low(k+1) == "day" || sc.low(k+1) == "days") {
 		w, k = w+" "+sc.low(k+1), k+1
+	}
+	if durationAdjectives[w] && durationUnits[sc.low(k+1)] != 0 {
+		w, k = sc.low(k+1), k+1 // "2 free hours", "3 extra days"
 	}
 	u, ok := durationUnits[w]
 	if !ok {
