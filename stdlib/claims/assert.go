@@ -351,10 +351,12 @@ func plain(ms []*mention) bool {
 
 // factor reports whether the rate r is a factor of a calculation: the text names a quantity in the
 // unit it is per ("8.33 SDR per kg" beside "420 kg", "EUR 10.80 each" beside "600 pallets"). A rate
-// per anything else ("EUR 7,000 per order") stays a rival of a plain amount.
+// per anything else ("EUR 7,000 per order") stays a rival of a plain amount, and so does a rate of
+// one unit, which is an amount ("For 1 order, EUR 7,000 per order").
 func (d *Doc) factor(r *mention) bool {
+	one := decimal.NewFromInt(1)
 	for _, m := range d.ments {
-		if m == r || m.Per != "" {
+		if m == r || m.Per != "" || m.num.Equal(one) {
 			continue
 		}
 		if r.Per == "each" && (m.Kind == Count || m.Kind == Number) {
