@@ -2,6 +2,7 @@ package claims
 
 import (
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1807,6 +1808,9 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		}
 		ci = c.cont
 	}
+	if h, ok := d.elidedHead(s, s.items[at].clause); ok {
+		out = append(out, h) // "Noordster's is Joris Smit": the account manager of the clause before
+	}
 	if s.table && col >= 0 && col < len(s.header) {
 		out = append(out, s.header[col])
 	}
@@ -1974,4 +1978,70 @@ func (d *Doc) nearest(s *sentence, i0, i1, at int, class string) string {
 		}
 	}
 	return best
+}
+
+// copulas link a possessive's head to its value ("Hollandia's account manager is Lotte Visser").
+var copulas = []string{"is", "are", "was", "were"}
+
+// possessive returns the last token of a possessive at token t ("dirk's"; "'", "s" after "B.V."),
+// or -1.
+func (d *Doc) possessive(t int) int {
+	k := &d.toks[t]
+	if k.kind == tWord && k.key != k.low && (strings.HasSuffix(k.low, "'s") || strings.HasSuffix(k.low, "'")) {
+		return t
+	}
+	if k.low == "'" && t+1 < len(d.toks) && d.toks[t+1].low == "s" && !d.toks[t+1].sp && t > 0 && !k.sp {
+		return t + 1
+	}
+	return -1
+}
+
+// elidedHead is the head a clause leaves out after a possessive, taken from the clause before it
+// (in its sentence, or the last of the sentence before): in "Hollandia's account manager is Lotte
+// Visser; Noordster's is Joris Smit." the second clause is about "account manager" too, and not
+// about Hollandia. The clause must start with words that end in a possessive, followed at once by
+// a copula; the clause before must hold a possessive, one to three words and a copula.
+func (d *Doc) elidedHead(s *sentence, ci int) (span, bool) {
+	c := s.clauses[ci]
+	t0, t1 := s.items[c.i0].t0, s.items[c.i1-1].t1
+	at := -1
+	for t := t0; t < t1 && t < t0+8 && !slices.Contains(copulas, d.toks[t].low); t++ {
+		if e := d.possessive(t); e >= 0 {
+			at = e
+			break
+		}
+	}
+	if at < 0 || at+1 >= t1 || !slices.Contains(copulas, d.toks[at+1].low) {
+		return span{}, false
+	}
+	var p0, p1 int
+	switch {
+	case ci > 0:
+		pc := s.clauses[ci-1]
+		p0, p1 = s.items[pc.i0].t0, s.items[pc.i1-1].t1
+	case s.idx > 0 && d.sents[s.idx-1].block == s.block:
+		ps := d.sents[s.idx-1]
+		pc := ps.clauses[len(ps.clauses)-1]
+		p0, p1 = ps.items[pc.i0].t0, ps.items[pc.i1-1].t1
+	default:
+		return span{}, false
+	}
+	for t := p0; t < p1; t++ {
+		if e := d.possessive(t); e < 0 {
+			continue
+		} else {
+			t = e
+		}
+		for n := 1; n <= 4 && t+n < p1; n++ {
+			if k := d.toks[t+n]; k.kind != tWord {
+				break
+			} else if slices.Contains(copulas, k.low) {
+				if n == 1 {
+					break // "Hollandia's is …": no head to take
+				}
+				return span{t + 1, t + n}, true
+			}
+		}
+	}
+	return span{}, false
 }
