@@ -1808,6 +1808,20 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		}
 		ci = c.cont
 	}
+	if !own && d.itClause(s, s.items[at].clause) {
+		// "I haven't heard back, so it is still unconfirmed": "it" is what the sentence before
+		// (or a clause before) was about
+		for x := 0; x < s.items[at].clause; x++ {
+			c := s.clauses[x]
+			if sp := (span{s.items[c.i0].t0, s.items[c.i1-1].t1}); !containsSpan(out, sp) {
+				out = append(out, sp)
+			}
+		}
+		if s.prev >= 0 && !s.cont {
+			p := d.sents[s.prev]
+			out = append(out, span{p.t0, p.t1})
+		}
+	}
 	if h, ok := d.elidedHead(s, s.items[at].clause); ok {
 		out = append(out, h) // "Noordster's is Joris Smit": the account manager of the clause before
 	}
@@ -1882,6 +1896,32 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 		if k := d.nearest(s, a.i0, a.i1, at, class); k != "" {
 			return k
 		}
+	}
+	if !s.cont && d.itClause(s, ci) {
+		// "I checked with Dirk, and it is 16:15 now": "it" is no person but the thing named
+		// before, in the sentence or the one before it
+		classes := []string{"id", string(Company), string(Place), string(Other)}
+		switch class {
+		case string(Person):
+			classes = nil
+		case "":
+		default:
+			classes = []string{class}
+		}
+		for _, cl := range classes {
+			if k := d.nearest(s, 0, c.i0, at, cl); k != "" {
+				return k
+			}
+		}
+		if p := s.prev; p >= 0 {
+			ps := d.sents[p]
+			for _, cl := range classes {
+				if k := d.nearest(ps, 0, len(ps.items), len(ps.items), cl); k != "" {
+					return k
+				}
+			}
+		}
+		return ""
 	}
 	first := ci == 0
 	for x := c.cont; x >= 0; x = s.clauses[x].cont {
@@ -2044,4 +2084,21 @@ func (d *Doc) elidedHead(s *sentence, ci int) (span, bool) {
 		}
 	}
 	return span{}, false
+}
+
+// itClause reports whether clause ci, not the first of its sentence, has "it" for its subject,
+// after a conjunction at most ("so it is still unconfirmed", "but it is on other weekdays").
+func (d *Doc) itClause(s *sentence, ci int) bool {
+	if ci == 0 {
+		return false
+	}
+	c := s.clauses[ci]
+	t, t1 := s.items[c.i0].t0, s.items[c.i1-1].t1
+	for t < t1 && d.toks[t].kind != tWord {
+		t++ // the comma that began it
+	}
+	if t < t1 && clauseBreaks[d.toks[t].low] {
+		t++
+	}
+	return t+1 < t1 && (d.toks[t].low == "it" || d.toks[t].low == "it's") && d.anaphor(t)
 }
