@@ -1102,10 +1102,16 @@ func (d *Doc) stances(s *sentence) {
 				}
 				d.scopeBack(s, i, t.stance, name, back)
 				// a clause that holds only the trigger ("…, I think." "(tbc)") looks back a clause
+				// ("PO-2026-204 or -205, can't remember": and the clauses that one goes on with)
 				if d.onlyTrigger(s, c, i, end) && s.items[i].clause > 0 {
-					p := s.clauses[s.items[i].clause-1]
-					for k := p.i0; k < p.i1; k++ {
-						set(k, t.stance, name)
+					for pi, n := s.items[i].clause-1, 0; pi >= 0 && n < 3; pi, n = s.clauses[pi].cont, n+1 {
+						p := s.clauses[pi]
+						for k := p.i0; k < p.i1; k++ {
+							set(k, t.stance, name)
+						}
+						if p.own || t.stance != Hedged {
+							break
+						}
 					}
 				}
 			}
@@ -1292,14 +1298,17 @@ func (d *Doc) scopeBack(s *sentence, i int, st Stance, name string, set func(int
 	}
 }
 
+// triggerFillers may stand beside a trigger in a clause of its own ("if I remember correctly").
+var triggerFillers = words(`correctly right rightly exactly though then now`)
+
 // onlyTrigger reports whether the clause c holds nothing but the trigger at items i..end (and
-// punctuation).
+// punctuation, and triggerFillers).
 func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
 	for k := c.i0; k < c.i1; k++ {
 		if k >= i && k < end {
 			continue
 		}
-		if s.items[k].word && !(k == c.i0 && clauseBreaks[d.toks[s.items[k].t0].low]) {
+		if s.items[k].word && !(k == c.i0 && clauseBreaks[d.toks[s.items[k].t0].low]) && !(s.items[k].m == nil && triggerFillers[d.toks[s.items[k].t0].low]) {
 			return false
 		}
 	}
@@ -1607,6 +1616,13 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				x.Kind, x.unit = y.Kind, y.unit
 				x.Value = restate(x, y)
 				same = true
+			}
+			if x.Kind == ID && y.Kind == Number && or && words <= 1 {
+				// "PO-2026-204 or -205", "INV-2041 or 2042": the other id, its end written alone
+				if v, ok := idWithEnd(x.Value, y.Text, rng); ok {
+					y.Kind, y.Value = ID, v
+					same = true
+				}
 			}
 			if comma && !or {
 				brk = true // "EUR 6,480, to Noorderlaan 147": a range is not split by a comma
@@ -2101,4 +2117,21 @@ func (d *Doc) itClause(s *sentence, ci int) bool {
 		t++
 	}
 	return t+1 < t1 && (d.toks[t].low == "it" || d.toks[t].low == "it's") && d.anaphor(t)
+}
+
+// idWithEnd is id with its last digits replaced by the digits of end: as many digits as id ends
+// with ("INV-2041 or 2042"), or fewer after a hyphen (dashed: "PO-2026-204 or -05").
+func idWithEnd(id, end string, dashed bool) (string, bool) {
+	ds := strings.TrimLeft(end, "-–#")
+	if ds == "" || strings.Trim(ds, "0123456789") != "" {
+		return "", false
+	}
+	n := 0
+	for n < len(id) && id[len(id)-1-n] >= '0' && id[len(id)-1-n] <= '9' {
+		n++
+	}
+	if len(ds) > n || len(ds) < n && !dashed {
+		return "", false
+	}
+	return id[:len(id)-len(ds)] + ds, true
 }
