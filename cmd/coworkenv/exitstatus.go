@@ -24,8 +24,8 @@ const exitStatusHelp = `Exit status (every command):
      other files and counts it); an episode not passed (in rollout: any sample; in run, of several
      recorded runs: any); a sample failed or interrupted; a trace that export leaves out as
      unreadable, unverified, diverged or changed (not one its kind leaves out by rule, as sft does
-     failed episodes), or that does not replay; a recorded run given to validate that names no
-     task it checked; fewer tasks generated than asked.
+     failed episodes), or that does not replay; an export that keeps no episode at all; a recorded
+     run given to validate that names no task it checked; fewer tasks generated than asked.
   2  the command could not run as asked, and nothing was run: bad usage, a path named on the
      command line that does not exist or cannot be read, a folder that holds no task file (or no
      trace), an output refused.`

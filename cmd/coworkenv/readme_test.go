@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,4 +42,77 @@ func TestReadmeFirstTask(t *testing.T) {
 	shown := readme[j:]
 	shown = shown[:strings.Index(shown, "\n")]
 	require.Contains(t, out+errs, shown)
+}
+
+// readmeBlock is the body of the README's first ```sh block that contains want.
+func readmeBlock(t *testing.T, readme, want string) string {
+	t.Helper()
+	for rest := readme; ; {
+		i := strings.Index(rest, "```sh\n")
+		require.True(t, i >= 0, "README.md has no sh block with %q", want)
+		rest = rest[i+len("```sh\n"):]
+		block := rest[:strings.Index(rest, "```")]
+		if strings.Contains(block, want) {
+			return block
+		}
+	}
+}
+
+// readmeCommands are the coworkenv command lines of a README block (`go run ./cmd/coworkenv`
+// dropped, comments too), split into arguments.
+func readmeCommands(t *testing.T, block string) [][]string {
+	t.Helper()
+	var cmds [][]string
+	for _, line := range strings.Split(block, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		args := strings.Fields(line)
+		if len(args) == 0 {
+			continue
+		}
+		require.Equal(t, []string{"go", "run", "./cmd/coworkenv"}, args[:3], "README line %q", line)
+		cmds = append(cmds, args[3:])
+	}
+	return cmds
+}
+
+// TestReadmeExportMakesData: the README's oracle rollout and its export write data, and the
+// commands table names --include-oracle; without it the same export keeps nothing, and says so
+// on stderr with exit status 1 (it used to write an empty file and exit 0).
+func TestReadmeExportMakesData(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	i := strings.Index(readme, "| `coworkenv export ")
+	require.True(t, i >= 0)
+	row := readme[i:]
+	row = row[:strings.Index(row, "\n")]
+	assert.Contains(t, row, "`--include-oracle`", "the commands table lists --include-oracle")
+
+	cmds := readmeCommands(t, readmeBlock(t, readme, "--include-oracle"))
+	require.Len(t, cmds, 2)
+	require.Equal(t, "rollout", cmds[0][0])
+	require.Equal(t, []string{"export", "sft"}, cmds[1][:2])
+	t.Chdir(t.TempDir())
+	for _, args := range cmds {
+		code, out, errs := cli(t, args...)
+		require.Equal(t, 0, code, "%v: %s%s", args, out, errs)
+	}
+	lines := readLines(t, "sft.jsonl")
+	assert.NotEmpty(t, lines, "the README's export writes episodes")
+
+	// the same export without --include-oracle keeps nothing: said loudly, exit 1
+	var without []string
+	for _, a := range cmds[1] {
+		if a != "--include-oracle" {
+			without = append(without, a)
+		}
+	}
+	without[len(without)-1] = "none.jsonl"
+	require.Equal(t, "--out", without[len(without)-2])
+	code, out, errs := cli(t, without...)
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, out, "wrote 0 episodes")
+	assert.Regexp(t, `coworkenv export sft: no episode written to none.jsonl: every trace was left out \(\d+ not a model's episode \(use --include-oracle\)\)`, errs)
 }
