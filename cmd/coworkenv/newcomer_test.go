@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,4 +62,17 @@ func TestReplayNotATrace(t *testing.T) {
 	code, stdout, stderr := cli(t, "replay", p)
 	assert.Equal(t, 1, code, stdout+stderr)
 	assert.Contains(t, stdout, p+": error: not a trace (its first line is not a coworkenv start event): line 1: invalid JSON")
+}
+
+// serve on a port in use could not run as asked: exit status 2, the address named (it was 1).
+func TestServeBusyPort(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	addr := ln.Addr().String()
+	code, stdout, stderr := cli(t, "serve", "--addr", addr)
+	assert.Equal(t, 2, code, stdout+stderr)
+	assert.Equal(t, "coworkenv serve: --addr "+addr+": bind: address already in use\n", stderr)
+	assert.Empty(t, stdout)
 }
