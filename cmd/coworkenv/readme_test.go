@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -115,4 +116,36 @@ func TestReadmeExportMakesData(t *testing.T) {
 	assert.Equal(t, 1, code, out+errs)
 	assert.Contains(t, out, "wrote 0 episodes")
 	assert.Regexp(t, `coworkenv export sft: no episode written to none.jsonl: every trace was left out \(\d+ not a model's episode \(use --include-oracle\)\)`, errs)
+}
+
+// TestReadmeSimulatedUserExample: the README's simulated-user block is a cut of a whole file under
+// docs/examples, which the README links and which validates ok --strict; every string the block
+// quotes is the file's.
+func TestReadmeSimulatedUserExample(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	const link = "[docs/examples/vat-question.star](docs/examples/vat-question.star)"
+	require.Contains(t, readme, link)
+	i := strings.Index(readme, "### A user who has to be asked")
+	require.True(t, i >= 0)
+	j := strings.Index(readme[i:], "```python\n")
+	require.True(t, j >= 0)
+	block := readme[i+j+len("```python\n"):]
+	block = block[:strings.Index(block, "```")]
+
+	p := filepath.Join("..", "..", "docs", "examples", "vat-question.star")
+	src, err := os.ReadFile(p)
+	require.NoError(t, err)
+	quoted := regexp.MustCompile(`"[^"\n]*"`).FindAllString(block, -1)
+	require.NotEmpty(t, quoted)
+	for _, q := range quoted {
+		assert.Contains(t, string(src), q, "the README's block quotes %s; the file does not", q)
+	}
+	code, out, errs := cli(t, "validate", "--strict", p)
+	require.Equal(t, 0, code, out+errs)
+	assert.Contains(t, out, "1 task: 1 ok, 0 warn, 0 invalid")
+	code, out, errs = cli(t, "run", p)
+	require.Equal(t, 0, code, out+errs)
 }
