@@ -149,3 +149,29 @@ func TestReadmeSimulatedUserExample(t *testing.T) {
 	code, out, errs = cli(t, "run", p)
 	require.Equal(t, 0, code, out+errs)
 }
+
+// TestReadmeInstall: the README's first commands run the main job and the tests, then install the
+// command, from a folder that is the command's package main, named coworkenv as the docs call it.
+func TestReadmeInstall(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	i := strings.Index(readme, "```sh\n")
+	require.True(t, i >= 0)
+	block := readme[i+len("```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	require.Equal(t, []string{"go run ./cmd/coworkenv validate", "go test ./...", "go install ./cmd/coworkenv"}, cmds)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	assert.Equal(t, "coworkenv", filepath.Base(wd), "go install names the binary after the folder")
+	src, err := os.ReadFile("main.go")
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "\npackage main\n", "go install ./cmd/coworkenv installs a command")
+	assert.Contains(t, readme[i:], "a few minutes", "the README says the first build takes a while")
+}
