@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,4 +175,46 @@ func TestReadmeInstall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "\npackage main\n", "go install ./cmd/coworkenv installs a command")
 	assert.Contains(t, readme[i:], "a few minutes", "the README says the first build takes a while")
+}
+
+// TestDocsValidateFolders: a folder that a `coworkenv validate` command of the README or docs/
+// names (in a sh block) is one of the repository's, so that the command runs as written from
+// the repository's root (docs/report.md named tasks/, which there is not).
+func TestDocsValidateFolders(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	checked := 0
+	for _, doc := range append(docs, filepath.Join(root, "README.md")) {
+		b, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+			for _, line := range strings.Split(block[1], "\n") {
+				line, _, _ = strings.Cut(line, "#")
+				line, _, _ = strings.Cut(line, ">")
+				_, rest, ok := strings.Cut(line, "coworkenv validate")
+				if !ok {
+					continue
+				}
+				// the arguments as validate parses them: its own flags say which take a value
+				var opts validateOptions
+				fs := newFlags("validate")
+				opts.flags(fs)
+				pos, err := parse(fs, "", strings.Fields(rest), streams{io.Discard, io.Discard})
+				require.NoError(t, err, "%s: %s", doc, line)
+				for _, p := range pos {
+					if !strings.HasSuffix(p, "/") {
+						continue // a file the page has you write (hello.star)
+					}
+					checked++
+					info, err := os.Stat(filepath.Join(root, p))
+					if assert.NoError(t, err, "%s: %q names %s, not a folder of the repository", doc, strings.TrimSpace(line), p) {
+						assert.True(t, info.IsDir(), "%s: %s", doc, p)
+					}
+				}
+			}
+		}
+	}
+	assert.Positive(t, checked, "the docs name folders to validate")
 }
