@@ -83,6 +83,7 @@ func readmeCommands(t *testing.T, block string) [][]string {
 // commands table names --include-oracle; without it the same export keeps nothing, and says so
 // on stderr with exit status 1 (it used to write an empty file and exit 0).
 func TestReadmeExportMakesData(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	readme := string(b)
@@ -96,12 +97,18 @@ func TestReadmeExportMakesData(t *testing.T) {
 	require.Len(t, cmds, 2)
 	require.Equal(t, "rollout", cmds[0][0])
 	require.Equal(t, []string{"export", "sft"}, cmds[1][:2])
-	t.Chdir(t.TempDir())
+	// the README's relative paths (runs/, sft.jsonl), in a folder of the test's own
+	dir := t.TempDir()
 	for _, args := range cmds {
+		for i, a := range args {
+			if strings.HasSuffix(a, "/") || strings.HasSuffix(a, ".jsonl") {
+				args[i] = filepath.Join(dir, a)
+			}
+		}
 		code, out, errs := cli(t, args...)
 		require.Equal(t, 0, code, "%v: %s%s", args, out, errs)
 	}
-	lines := readLines(t, "sft.jsonl")
+	lines := readLines(t, filepath.Join(dir, "sft.jsonl"))
 	assert.NotEmpty(t, lines, "the README's export writes episodes")
 
 	// the same export without --include-oracle keeps nothing: said loudly, exit 1
@@ -111,12 +118,14 @@ func TestReadmeExportMakesData(t *testing.T) {
 			without = append(without, a)
 		}
 	}
-	without[len(without)-1] = "none.jsonl"
+	none := filepath.Join(dir, "none.jsonl")
+	without[len(without)-1] = none
 	require.Equal(t, "--out", without[len(without)-2])
 	code, out, errs := cli(t, without...)
 	assert.Equal(t, 1, code, out+errs)
 	assert.Contains(t, out, "wrote 0 episodes")
-	assert.Regexp(t, `coworkenv export sft: no episode written to none.jsonl: every trace was left out \(\d+ not a model's episode \(use --include-oracle\)\)`, errs)
+	assert.Contains(t, errs, "coworkenv export sft: no episode written to "+none+": ")
+	assert.Regexp(t, `: every trace was left out \(\d+ not a model's episode \(use --include-oracle\)\)`, errs)
 }
 
 // TestReadmeSimulatedUserExample: the README's simulated-user block is a cut of a whole file under
