@@ -240,6 +240,9 @@ func (o *exportOptions) export() error {
 		// nothing to train or evaluate on: said on stderr, and the exit status is 1, so that a
 		// script does not go on with an empty file
 		why := "every trace was left out"
+		if sum.Unreadable > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d unreadable", sum.Unreadable))
+		}
 		if len(reasons) > 0 {
 			why += " (" + strings.Join(reasons, ", ") + ")"
 		}

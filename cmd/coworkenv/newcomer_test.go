@@ -76,3 +76,17 @@ func TestServeBusyPort(t *testing.T) {
 	assert.Equal(t, "coworkenv serve: --addr "+addr+": bind: address already in use\n", stderr)
 	assert.Empty(t, stdout)
 }
+
+// An export of traces that are all unreadable keeps no episode: said with the reason, exit 1.
+func TestExportNothingReadable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "notes.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("# notes\n"), 0o644))
+	out := filepath.Join(dir, "out", "rl.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
+	code, stdout, stderr := cli(t, "export", "rl", p, "--out", out)
+	assert.Equal(t, 1, code, stdout+stderr)
+	assert.Contains(t, stderr, "skipping "+p+": not a trace")
+	assert.Contains(t, stderr, "no episode written to "+out+": every trace was left out (1 unreadable)")
+}
