@@ -132,8 +132,13 @@ func read(text string, opt Options) *Doc {
 	return d
 }
 
+// measureQualifiers after an amount that opens a bracket make it another measure of the thing
+// ("(EUR 1,240.00 without surcharge)", "(12% excl. VAT)").
+var measureQualifiers = words(`without excluding excl ex net before after incl including inclusive exclusive`)
+
 // rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
-// 10.80 each") and the parts of a whole ("3 of the 48 racks").
+// 10.80 each"), the parts of a whole ("3 of the 48 racks") and another measure in brackets
+// ("(EUR 1,240.00 without surcharge)").
 func (d *Doc) rates(ms []*mention) {
 	// "3 of the 48 racks", "81 of 88": a part and its whole
 	for k := 0; k+1 < len(ms); k++ {
@@ -162,6 +167,9 @@ func (d *Doc) rates(ms []*mention) {
 		t := m.t1
 		if t >= len(d.toks) {
 			continue
+		}
+		if m.t0 >= 1 && d.toks[m.t0-1].low == "(" && measureQualifiers[d.toks[t].low] && m.Role == "" {
+			m.Role = "variant" // "EUR 1,413.60 (EUR 1,240.00 without surcharge)": another measure
 		}
 		switch l := d.toks[t].low; {
 		case l == "each" || l == "apiece":
