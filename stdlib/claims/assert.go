@@ -371,7 +371,7 @@ func (d *Doc) factor(r *mention) bool {
 
 // rivals reports whether the claim m, which does not state v, states another value of v's kind.
 func (d *Doc) rivals(v *Value, m *mention) bool {
-	if m.Role == "whole" || m.Role == "part" && v.Kind == Percent || m.Role == "variant" {
+	if m.Role == "whole" || m.Role == "part" && v.Kind == Percent || m.Role == "variant" || m.Role == "label" && v.Kind != Number {
 		return false // "3 of the 48 racks failed", "92% (81 of 88)", "(EUR 1,240.00 without surcharge)"
 	}
 	switch v.Kind {

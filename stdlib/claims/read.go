@@ -132,13 +132,19 @@ func read(text string, opt Options) *Doc {
 	return d
 }
 
+// labelNouns before a plain number make it the name of a place or a part, not a quantity ("dock
+// 4", "bay 3", "line 2").
+var labelNouns = words(`bay dock door gate room row aisle line level floor platform track lane zone area shelf rack bin
+	slot phase option version page section item step stage building hall terminal berth pier unit suite box column
+	chapter week day round table seat desk counter window booth ramp station`)
+
 // measureQualifiers after an amount that opens a bracket make it another measure of the thing
 // ("(EUR 1,240.00 without surcharge)", "(12% excl. VAT)").
 var measureQualifiers = words(`without excluding excl ex net before after incl including inclusive exclusive`)
 
 // rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
-// 10.80 each"), the parts of a whole ("3 of the 48 racks") and another measure in brackets
-// ("(EUR 1,240.00 without surcharge)").
+// 10.80 each"), the parts of a whole ("3 of the 48 racks"), another measure in brackets
+// ("(EUR 1,240.00 without surcharge)") and the numbers that name ("dock 4").
 func (d *Doc) rates(ms []*mention) {
 	// "3 of the 48 racks", "81 of 88": a part and its whole
 	for k := 0; k+1 < len(ms); k++ {
@@ -167,6 +173,9 @@ func (d *Doc) rates(ms []*mention) {
 		t := m.t1
 		if t >= len(d.toks) {
 			continue
+		}
+		if m.Kind == Number && m.t0 >= 1 && labelNouns[d.toks[m.t0-1].low] && m.Role == "" {
+			m.Role = "label" // "24 pallets at dock 4": the number names the dock
 		}
 		if m.t0 >= 1 && d.toks[m.t0-1].low == "(" && measureQualifiers[d.toks[t].low] && m.Role == "" {
 			m.Role = "variant" // "EUR 1,413.60 (EUR 1,240.00 without surcharge)": another measure
