@@ -1830,15 +1830,25 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
 	}
 	first := false
+	newPredicate := false
 	for ci >= 0 {
 		c := s.clauses[ci]
-		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+		sp := span{s.items[c.i0].t0, s.items[c.i1-1].t1}
+		if newPredicate {
+			// "The truck arrived at 21:10 and was unloaded by 22:00": the second predicate
+			// shares the subject, not the first predicate
+			if v := d.predicateStart(s, c); v > sp.t0 {
+				sp.t1 = v
+			}
+		}
+		out = append(out, sp)
 		if ci == 0 {
 			first = true
 		}
 		if own {
 			break
 		}
+		newPredicate = newPredicate || d.startsPredicate(s, c)
 		ci = c.cont
 	}
 	if !own && d.itClause(s, s.items[at].clause) {
@@ -2151,4 +2161,36 @@ func idWithEnd(id, end string, dashed bool) (string, bool) {
 		return "", false
 	}
 	return id[:len(id)-len(ds)] + ds, true
+}
+
+// auxiliaries start a predicate of their own after a conjunction ("and was unloaded by 22:00").
+var auxiliaries = words(`was were is are has had have will would can could should must`)
+
+// startsPredicate reports whether clause c is a conjunction and a verb with no subject of its own:
+// a second predicate of the clause it continues ("… and was unloaded by 22:00").
+func (d *Doc) startsPredicate(s *sentence, c clause) bool {
+	t, t1 := s.items[c.i0].t0, s.items[c.i1-1].t1
+	if t+1 >= t1 || !(d.toks[t].low == "and" || d.toks[t].low == "but" || d.toks[t].low == "then") {
+		return false
+	}
+	return auxiliaries[d.toks[t+1].low]
+}
+
+// predicateStart is the first token of the predicate of clause c: its first auxiliary, status or
+// past-tense word after a subject of one word at least (-1 when it has none).
+func (d *Doc) predicateStart(s *sentence, c clause) int {
+	for k := c.i0 + 1; k < c.i1; k++ {
+		it := s.items[k]
+		if it.m != nil {
+			if it.m.Kind == Status {
+				return it.t0
+			}
+			continue
+		}
+		l := d.toks[it.t0].low
+		if auxiliaries[l] || d.toks[it.t0].kind == tWord && len(l) > 3 && strings.HasSuffix(l, "ed") && d.src[d.toks[it.t0].s] >= 'a' {
+			return it.t0
+		}
+	}
+	return -1
 }
