@@ -205,6 +205,10 @@ func (o *exportOptions) export() error {
 			fmt.Fprintf(errw, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
 		},
 	}
+	if sel, ok := sink.(selector); ok && sel.selection().Active() {
+		opts.Select = sel.selection()
+		opts.Select.Capability = o.capabilityOf(errw, prefix)
+	}
 	if !o.noVerify {
 		rp := &replayer{dir: o.corpusDir, iso: o.iso}
 		defer rp.close()
@@ -226,6 +230,9 @@ func (o *exportOptions) export() error {
 	leftOut.done()
 	reasons, nSkipped := sum.Reasons()
 	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind.name, sum.Kept, pluralS(sum.Kept), o.out, len(paths), pluralS(len(paths)))
+	if opts.Select != nil {
+		fmt.Fprintf(stdout, "; selected from %d", sum.Candidates)
+	}
 	if nSkipped > 0 {
 		fmt.Fprintf(stdout, "; skipped %d: %s", nSkipped, strings.Join(reasons, ", "))
 	}
