@@ -289,6 +289,28 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("compare", func(t *testing.T) {
+		for _, width := range []int64{1280, 390} {
+			tb := openTab(t, bctx, path("compare.html"), width, 900, false)
+			tb.visible("h1", "#summary table", "figure.chart svg", "#by-capability table", "#flips-up", "#flips-down", "#flips .samples a")
+			assert.Equal(t, 1, eval[int](tb, `document.querySelectorAll('#flips table.tasks')[0].querySelectorAll('tbody tr').length`))
+			assert.Contains(t, eval[string](tb, `document.querySelector('#summary tbody tr .delta').textContent`), "+11.1")
+			assert.LessOrEqual(t, eval[int](tb, `document.documentElement.scrollWidth`), int(width), "the page is wider than %d px", width)
+			tb.screenshot(filepath.Join(shots, fmt.Sprintf("compare-%d.png", width)))
+			if width == 1280 {
+				// a flipped task's sample opens its episode view, which links back
+				href := eval[string](tb, `document.querySelector('#flips .samples a').getAttribute('href')`)
+				require.True(t, strings.HasPrefix(href, "./compare-episodes/"), href)
+				tb.do(chromedp.Click(chromedp.CSS(`#flips .samples a`)), chromedp.WaitVisible(chromedp.CSS(".turn")))
+				tb.visible(".back a", ".turn .msg.user")
+			}
+			tb.close()
+		}
+		tb := openTab(t, bctx, path("compare.html"), 1280, 900, true)
+		tb.screenshot(filepath.Join(shots, "compare-1280-dark.png"))
+		tb.close()
+	})
+
 	t.Run("rollout of 10,000 episodes", func(t *testing.T) {
 		out := filepath.Join(f.dir, "large.html")
 		res := largeRollout(2500, 4)
