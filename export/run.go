@@ -53,6 +53,8 @@ type Summary struct {
 	Traces, Kept int
 	// Candidates are the episodes a Selection chose from (0 without one): those the kind keeps.
 	Candidates int
+	// Splits counts the episodes written by the split their trace records ("" for none).
+	Splits map[string]int
 	// Skipped counts the episodes left out by reason: the ones every kind leaves out (RLSkip),
 	// the kind's own (Sink.Skip), and the replay's.
 	Skipped map[string]int
@@ -89,7 +91,7 @@ var ErrInterrupted = errors.New("interrupted")
 // read. An error is ErrInterrupted (ctx is done during a replay) or a write's; either way the
 // sink is aborted and nothing is written.
 func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summary, error) {
-	sum := &Summary{Traces: len(paths), Skipped: map[string]int{}}
+	sum := &Summary{Traces: len(paths), Skipped: map[string]int{}, Splits: map[string]int{}}
 	systems := opts.Systems
 	if systems == nil {
 		systems = &Systems{}
@@ -179,6 +181,7 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 			return sum, err
 		}
 		sum.Kept++
+		sum.Splits[e.SplitOf()]++
 	}
 	progress(len(paths))
 	if err := sink.Commit(); err != nil {

@@ -65,9 +65,6 @@ func (s *SFTFile) Add(e *Episode, system string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", e.Path, err)
 	}
-	if sp := e.Start().Split; sp != nil {
-		row.Set("split", sp.Name) // the trace records the task's split: so does its row
-	}
 	return s.f.WriteLine(row)
 }
 

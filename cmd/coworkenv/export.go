@@ -75,9 +75,10 @@ func exportUsage() string {
 		"is what was asked; left out because a trace is unreadable, could not be verified, diverged on replay\n" +
 		"or was recorded with other task files makes the exit status 1. So does an export that keeps no\n" +
 		"episode at all, whatever the reasons (said on stderr): PATH then holds nothing to train on.\n\n" +
-		"Splits. A trace of a rollout with --split... records its task's split; sft and rl rows then hold\n" +
-		"\"split\". sft and rl refuse a trace of the test split (exit status 2, nothing written): its task is\n" +
-		"held out for evaluation. --allow-test exports it anyway."
+		"Splits. A trace of a rollout with --split... records its task's split: the summary counts the\n" +
+		"episodes written by split, and rl rows hold \"split\" (sft rows keep the shape trainers load). sft\n" +
+		"and rl refuse a trace of the test split (exit status 2, nothing written): its task is held out for\n" +
+		"evaluation. --allow-test exports it anyway."
 }
 
 // exportMain is `coworkenv export`: `export tasks`, which reads tasks (export_tasks.go), or
@@ -243,6 +244,9 @@ func (o *exportOptions) export() error {
 	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind.name, sum.Kept, pluralS(sum.Kept), o.out, len(paths), pluralS(len(paths)))
 	if opts.Select != nil {
 		fmt.Fprintf(stdout, "; selected from %d", sum.Candidates)
+	}
+	if splits := splitCounts(sum.Splits); splits != "" {
+		fmt.Fprintf(stdout, "; %s", splits)
 	}
 	if nSkipped > 0 {
 		fmt.Fprintf(stdout, "; skipped %d: %s", nSkipped, strings.Join(reasons, ", "))

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/coworkenv/coworkenv/export"
 )
@@ -32,4 +34,22 @@ func (o *exportOptions) capabilityOf(w io.Writer, prefix string) func(e *export.
 		known[key] = c
 		return c
 	}
+}
+
+// splitCounts says how many written episodes each split has ("1 train, 2 dev"; "" when no trace
+// records a split).
+func splitCounts(n map[string]int) string {
+	var parts []string
+	for _, s := range []string{"train", "dev", "test"} {
+		if n[s] > 0 {
+			parts = append(parts, strconv.Itoa(n[s])+" "+s)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if n[""] > 0 {
+		parts = append(parts, strconv.Itoa(n[""])+" without a split")
+	}
+	return "by split: " + strings.Join(parts, ", ")
 }

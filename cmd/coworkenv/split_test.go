@@ -149,8 +149,16 @@ func TestSplitFlags(t *testing.T) {
 	assert.Contains(t, errs, "test split")
 	code, stdout, errs = cli(t, "export", "sft", runs, "--include-oracle", "--corpus", dir, "--out", out, "--allow-test")
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
-	splits := map[any]int{}
+	assert.Contains(t, stdout, "wrote 3 episodes")
+	assert.Contains(t, stdout, "by split: 2 train, 1 test")
 	for _, row := range readLines(t, out) {
+		assert.NotContains(t, row, "split", "an sft row keeps the shape trainers load")
+	}
+	rl := filepath.Join(t.TempDir(), "rl.jsonl")
+	code, stdout, errs = cli(t, "export", "rl", runs, "--corpus", dir, "--out", rl, "--allow-test")
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	splits := map[any]int{}
+	for _, row := range readLines(t, rl) {
 		splits[row["split"]]++
 	}
 	assert.Equal(t, map[any]int{"train": 2, "test": 1}, splits)
