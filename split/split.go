@@ -6,7 +6,8 @@
 // split is a task file (the tasks of one file share everything), and two files are of one family
 // when they share
 //
-//   - a declared family: a line `# family: NAME` among the comments that open the file;
+//   - a declared family: a line `# family: NAME` among the comments that open the file (the
+//     command line also reads `metadata = {"family": NAME}` of a task(...) call, from the syntax);
 //   - a helper file they load (directly or not), unless that helper is loaded by more than
 //     Config.CommonShare (a tenth) of the corpus's files, and by more than two: a library many
 //     tasks use (the built-in corpus's cast of people, its calendar checks) binds nothing, or the

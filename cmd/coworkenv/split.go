@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/coworkenv/coworkenv/generator"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/coworkenv/coworkenv/split"
+	"go.starlark.net/syntax"
 )
 
 // splitFlags are --split, --split-ratio and --split-seed of list, rollout, validate and export
@@ -25,7 +27,7 @@ type splitFlags struct {
 
 // splitHelp is the paragraph of --help of the commands that take the split flags.
 const splitHelp = "Splits (docs/recipe.md): --split train|dev|test keeps the tasks of one split of their corpus, divided\n" +
-	"by family (files that declare one `# family: NAME`, load one helper that at most a tenth of the corpus\n" +
+	"by family (files that declare one, `# family: NAME` or task(metadata = {\"family\": NAME}), load one helper that at most a tenth of the corpus\n" +
 	"loads, or were generated from one scenario stay together) in the shares of --split-ratio (default 0.8,0.1,0.1)\n" +
 	"ordered by --split-seed; any of the three records each task's split and family."
 
@@ -149,11 +151,57 @@ func splitFiles(c *dsl.Corpus) ([]split.File, error) {
 			out = append(out, split.File{Rel: rel})
 			continue
 		}
-		f := split.File{Rel: rel, Family: split.DeclaredFamily(srcs[0].Data), Scenario: generator.ScenarioOf(srcs[0].Data)}
+		f := split.File{Rel: rel, Family: cmp.Or(split.DeclaredFamily(srcs[0].Data), metadataFamily(c.DisplayPath(rel), srcs[0].Data)),
+			Scenario: generator.ScenarioOf(srcs[0].Data)}
 		for _, h := range srcs[1:] {
 			f.Helpers = append(f.Helpers, h.Rel)
 		}
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// metadataFamily is the family a task of the file declares in its metadata, read from the
+// syntax tree (nothing runs): the first task(..., metadata = {"family": "NAME", ...}) whose
+// family is a string literal; "" when none does.
+func metadataFamily(display string, src []byte) string {
+	f, err := dsl.FileOptions.Parse(display, src, 0)
+	if err != nil {
+		return ""
+	}
+	family := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || family != "" {
+			return family == ""
+		}
+		if fn, ok := call.Fn.(*syntax.Ident); !ok || fn.Name != "task" {
+			return true
+		}
+		for _, arg := range call.Args {
+			kw, ok := arg.(*syntax.BinaryExpr)
+			if !ok || kw.Op != syntax.EQ {
+				continue
+			}
+			if name, ok := kw.X.(*syntax.Ident); !ok || name.Name != "metadata" {
+				continue
+			}
+			dict, ok := kw.Y.(*syntax.DictExpr)
+			if !ok {
+				continue
+			}
+			for _, e := range dict.List {
+				entry := e.(*syntax.DictEntry)
+				k, kok := entry.Key.(*syntax.Literal)
+				v, vok := entry.Value.(*syntax.Literal)
+				if kok && vok && k.Value == "family" {
+					if s, ok := v.Value.(string); ok && s != "" {
+						family = s
+					}
+				}
+			}
+		}
+		return true
+	})
+	return family
 }

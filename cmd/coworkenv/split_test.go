@@ -194,3 +194,22 @@ func TestSplitFlags(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "TRAIN,DEV,TEST")
 }
+
+// A family is declared by a header line or in a task's metadata, read without running the file.
+func TestDeclaredFamilies(t *testing.T) {
+	t.Parallel()
+	withMeta := strings.Replace(splitTask("delta", ""), `max_calls_per_turn = 6,`, `max_calls_per_turn = 6,
+    metadata = {"traits": ["x"], "family": "pair"},`, 1)
+	require.Contains(t, withMeta, `"family": "pair"`)
+	assert.Equal(t, "pair", metadataFamily("d.star", []byte(withMeta)))
+	assert.Equal(t, "", metadataFamily("c.star", []byte(splitTask("gamma", ""))))
+	assert.Equal(t, "", metadataFamily("bad.star", []byte("task(")))
+	dir := writeFiles(t, map[string]string{"a.star": splitTask("alpha", "pair"), "d.star": withMeta, "c.star": splitTask("gamma", "")})
+	c, err := dsl.OpenStandalone(dir, dir, corpus.Taxonomy())
+	require.NoError(t, err)
+	files, err := splitFiles(c)
+	require.NoError(t, err)
+	got := split.Assign(files, split.Config{Ratio: [3]float64{1, 0, 1}})
+	assert.Equal(t, got["a.star"], got["d.star"])
+	assert.Equal(t, "family pair", got["d.star"].Family)
+}
