@@ -31,7 +31,7 @@ var sftExport = &exportKind{
 		"reasoning_content (a <think> block for llamafactory), drop leaves it out; --ids strict gives tool\n" +
 		"calls ids of exactly 9 letters and digits (Mistral's templates refuse others). docs/training.md\n" +
 		"says which flags each model family needs and how TRL, LLaMA-Factory and axolotl load the file.\n" +
-		"Selection (docs/recipe.md): --per-task K keeps the K best episodes of each task and start state (a\n" +
+		"Selection (docs/training.md): --per-task K keeps the K best episodes of each task and start state (a\n" +
 		"higher score, then fewer tool calls, then fewer completion tokens); --distinct drops an episode whose\n" +
 		"tool calls repeat a better one's; --per-capability N keeps at most N per capability (the task's\n" +
 		"first); --mix CAP=W,... keeps the largest set that follows those shares and drops other\n" +

@@ -33,8 +33,8 @@ const splitHelp = "Splits (docs/recipe.md): --split train|dev|test keeps the tas
 
 func addSplitFlags(fs *flag.FlagSet) *splitFlags {
 	s := &splitFlags{fs: fs, ratio: split.FormatRatio(split.DefaultRatio)}
-	fs.StringVar(&s.name, "split", "", "keep the tasks of one split of their corpus: `train|dev|test`")
-	fs.StringVar(&s.ratio, "split-ratio", s.ratio, "the shares of train, dev and test: `TRAIN,DEV,TEST`")
+	fs.StringVar(&s.name, "split", "", "keep only the tasks of the `train|dev|test` split of their corpus")
+	fs.StringVar(&s.ratio, "split-ratio", s.ratio, "the shares of `TRAIN,DEV,TEST` (of the task files)")
 	fs.Int64Var(&s.seed, "split-seed", 0, "the seed that orders families of one size in the split")
 	return s
 }
