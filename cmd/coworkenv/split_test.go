@@ -213,3 +213,47 @@ func TestDeclaredFamilies(t *testing.T) {
 	assert.Equal(t, got["a.star"], got["d.star"])
 	assert.Equal(t, "family pair", got["d.star"].Family)
 }
+
+// The evaluation exports record the split of each episode whose trace records one.
+func TestSplitInEvaluationExports(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.star": splitTask("alpha", ""), "c.star": splitTask("gamma", "")})
+	runs := filepath.Join(t.TempDir(), "runs")
+	code, stdout, errs := cli(t, "rollout", dir, "--agent", "oracle", "--out", runs, "--split-ratio", "0.5,0,0.5")
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	atif := filepath.Join(t.TempDir(), "atif")
+	code, stdout, errs = cli(t, "export", "atif", runs, "--corpus", dir, "--out", atif)
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	assert.Contains(t, stdout, "by split: 1 train, 1 test")
+	entries, err := os.ReadDir(atif)
+	require.NoError(t, err)
+	splits := map[string]int{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(atif, e.Name(), "agent", "trajectory.json"))
+		require.NoError(t, err)
+		var traj map[string]any
+		require.NoError(t, json.Unmarshal(data, &traj))
+		if extra, ok := traj["extra"].(map[string]any); ok {
+			s, _ := extra["split"].(string)
+			splits[s]++
+		}
+	}
+	assert.Equal(t, map[string]int{"train": 1, "test": 1}, splits)
+
+	log := filepath.Join(t.TempDir(), "log.json")
+	code, stdout, errs = cli(t, "export", "inspect", runs, "--corpus", dir, "--out", log)
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	data, err := os.ReadFile(log)
+	require.NoError(t, err)
+	var eval struct {
+		Samples []struct {
+			Metadata map[string]any `json:"metadata"`
+		} `json:"samples"`
+	}
+	require.NoError(t, json.Unmarshal(data, &eval))
+	splits = map[string]int{}
+	for _, s := range eval.Samples {
+		sp, _ := s.Metadata["split"].(string)
+		splits[sp]++
+	}
+	assert.Equal(t, map[string]int{"train": 1, "test": 1}, splits)
+}
