@@ -33,8 +33,11 @@ func TestExportSFTSelection(t *testing.T) {
 	assert.Contains(t, stdout, "wrote 1 episode ")
 	assert.Contains(t, stdout, "2 selected out: same tool calls as a better episode of the task")
 
-	stdout = export("--mix", "files.organize=1,mail.reply=1")
-	assert.Contains(t, stdout, "wrote 0 episodes", "no mail.reply episode: a share of 0 of everything")
+	// no mail.reply episode: a share of nothing is nothing, and an export of nothing exits 1
+	code, stdout, errs = cli(t, "export", "sft", runs, "--out", out, "--corpus", corpus, "--mix", "files.organize=1,mail.reply=1")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "wrote 0 episodes")
+	assert.Contains(t, errs, "3 selected out: over its capability's share")
 	stdout = export("--mix", "files.organize=1", "--per-capability", "1")
 	assert.Contains(t, stdout, "wrote 1 episode ")
 	assert.Contains(t, stdout, "2 selected out: over its capability's share")
