@@ -165,6 +165,16 @@ func TestSplitFlags(t *testing.T) {
 	code, stdout, errs = cli(t, "export", "sft", filepath.Join(runs, "alpha"), filepath.Join(runs, "beta"), "--include-oracle", "--corpus", dir, "--out", out)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 
+	// in this process (the worker's path is the one above) the traces record the same
+	here := filepath.Join(t.TempDir(), "here")
+	code, stdout, errs = cli(t, append([]string{"rollout", dir, "--agent", "oracle", "--out", here, "--in-process"}, ratio...)...)
+	require.Equal(t, 0, code, "%s%s", stdout, errs)
+	for task, want := range map[string]string{"alpha": "train", "gamma": "test"} {
+		sp := traceStart(t, filepath.Join(here, task, "0.jsonl")).Split
+		require.NotNil(t, sp, task)
+		assert.Equal(t, want, sp.Name, task)
+	}
+
 	test := filepath.Join(t.TempDir(), "test")
 	code, stdout, errs = cli(t, append([]string{"rollout", dir, "--agent", "oracle", "--out", test, "--split", "test"}, ratio...)...)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
