@@ -267,3 +267,17 @@ func TestSplitInEvaluationExports(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"train": 1, "test": 1}, splits)
 }
+
+// report --compare wants two rollout folders.
+func TestReportCompareUsage(t *testing.T) {
+	t.Parallel()
+	dir := writeFiles(t, map[string]string{"a.star": splitTask("alpha", "")})
+	out := filepath.Join(t.TempDir(), "cmp.html")
+	code, _, errs := cli(t, "report", "--compare", dir, "--out", out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "want two rollout folders")
+	code, _, errs = cli(t, "report", "--compare", filepath.Join(dir, "a.star"), dir, "--out", out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "--compare:")
+	assert.NoFileExists(t, out)
+}
