@@ -3,7 +3,9 @@ package export
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -74,9 +76,9 @@ func ParseMix(s string) ([]Share, error) {
 		name, w, ok := strings.Cut(part, "=")
 		var weight float64
 		if ok {
-			if _, err := fmt.Sscanf(strings.TrimSpace(w), "%g", &weight); err != nil {
-				ok = false
-			}
+			var err error
+			weight, err = strconv.ParseFloat(strings.TrimSpace(w), 64)
+			ok = err == nil && !math.IsInf(weight, 0)
 		}
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || !(weight > 0) {

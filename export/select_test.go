@@ -107,7 +107,7 @@ func TestParseMix(t *testing.T) {
 	m, err := ParseMix("mail.reply=2,files.organize=1")
 	require.NoError(t, err)
 	assert.Equal(t, []Share{{"mail.reply", 2}, {"files.organize", 1}}, m)
-	for _, bad := range []string{"", "a", "a=0", "a=-1", "a=x", "=1", "a=1,a=2"} {
+	for _, bad := range []string{"", "a", "a=0", "a=-1", "a=x", "a=1x", "a=Inf", "a=NaN", "=1", "a=1,a=2"} {
 		_, err := ParseMix(bad)
 		assert.Error(t, err, bad)
 	}
