@@ -17,11 +17,11 @@ import (
 // example shows how a task is built, not all its data, and a first request stays small.
 const exampleLiteral = 240
 
-// abbreviate cuts an example's source down to how a task is built: the bodies of the helper
-// functions that task(...), turn(...) and simulated_user(...) do not name themselves become a
-// `pass` (their docstrings stay), and long string literals keep their beginning (src unchanged
-// when it does not parse).
-func abbreviate(src string) string {
+// abbreviate cuts an example's source (with its helpers inlined) down to how a task is built:
+// the bodies of the functions inlined from lib/ (those own, the example file's own functions,
+// does not hold) become a `pass` (their docstrings stay), and long string literals that are no
+// format keep their beginning (src unchanged when it does not parse).
+func abbreviate(src string, own map[string]bool) string {
 	f, err := dsl.FileOptions.Parse("example.star", src, 0)
 	if err != nil {
 		return src
@@ -48,23 +48,9 @@ func abbreviate(src string) string {
 		with     string
 	}
 	var cuts []cut
-	named := map[string]bool{} // what task(...), turn(...) and simulated_user(...) name
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok {
-			if fn, ok := c.Fn.(*syntax.Ident); ok && (fn.Name == "task" || fn.Name == "turn" || fn.Name == "simulated_user") {
-				syntax.Walk(c, func(n syntax.Node) bool {
-					if id, ok := n.(*syntax.Ident); ok {
-						named[id.Name] = true
-					}
-					return true
-				})
-			}
-		}
-		return true
-	})
 	for _, st := range f.Stmts {
 		def, ok := st.(*syntax.DefStmt)
-		if !ok || named[def.Name.Name] || len(def.Body) == 0 {
+		if !ok || own[def.Name.Name] || len(def.Body) == 0 {
 			continue
 		}
 		body := def.Body
@@ -156,15 +142,37 @@ func fitExample(src string, budget int) (string, bool) {
 	for from > head && from < len(lines) && strings.HasPrefix(lines[from-1], "#") && size+jsonLen(lines[from-1]) <= budget {
 		from--
 	}
-	if from >= len(lines) || from <= head {
-		return "", false
+	for ; from < len(lines) && from > head; from++ {
+		ln := lines[from]
+		if ln == "" || ln[0] == ' ' || ln[0] == '\t' || ln[0] == ')' || ln[0] == ']' || ln[0] == '}' || ln[0] == '\n' {
+			continue // not where a statement starts
+		}
+		cut := fmt.Sprintf("\n# … %d lines (helpers inlined from lib/, data) are left out of this example here …\n\n", from-head)
+		if out := strings.Join(lines[:head], "") + cut + strings.Join(lines[from:], ""); jsonLen(out) <= budget {
+			return out, true
+		}
 	}
-	cut := fmt.Sprintf("\n# … %d lines (helpers inlined from lib/, data) are left out of this example here …\n\n", from-head)
-	return strings.Join(lines[:head], "") + cut + strings.Join(lines[from:], ""), true
+	return "", false
 }
 
 // jsonLen is the length of s as a JSON string.
 func jsonLen(s string) int {
 	b, _ := json.Marshal(s)
 	return len(b)
+}
+
+// topDefs are the names of the functions a file defines at its top level (none when it does not
+// parse).
+func topDefs(src []byte) map[string]bool {
+	out := map[string]bool{}
+	f, err := dsl.FileOptions.Parse("example.star", src, 0)
+	if err != nil {
+		return out
+	}
+	for _, st := range f.Stmts {
+		if def, ok := st.(*syntax.DefStmt); ok {
+			out[def.Name.Name] = true
+		}
+	}
+	return out
 }

@@ -561,7 +561,7 @@ func (g *gen) loadCorpus(ctx context.Context) (taskCaps [][]string, err error) {
 		}
 		// The example shows the helpers it loads inline: the model's file cannot load them.
 		shown, ierr := InlineLoads(c.ReadSource, f.Rel, f.Source)
-		ex := example{path: f.Rel, src: abbreviate(shown)}
+		ex := example{path: f.Rel, src: abbreviate(shown, topDefs(f.Source))}
 		for i, t := range f.Tasks {
 			taskCaps = append(taskCaps, t.Capabilities)
 			g.names[t.Name] = where

@@ -223,23 +223,35 @@ func servicesOf(caps []string) []string {
 	return out
 }
 
-// serviceRows splits a section's head into its lines but the rows of a Markdown table that
-// name a service in their first cell, and those rows of the services svcs.
-func (r *reference) serviceRows(head string, svcs []string) (rest, rows string) {
-	var a, b strings.Builder
+// serviceRows splits a section's head with a Markdown table whose rows name a service in their
+// first cell: rest is the head without the table, table its header and the rows of the services
+// svcs ("" when there are none). A head without such a table is all rest.
+func (r *reference) serviceRows(head string, svcs []string) (rest, table string) {
+	var a, h, b strings.Builder
+	found := false
 	for _, ln := range strings.SplitAfter(head, "\n") {
-		if strings.HasPrefix(ln, "| ") {
-			cell, _, _ := strings.Cut(strings.TrimPrefix(ln, "| "), " |")
-			if isService(cell) {
-				if contains(svcs, cell) {
-					b.WriteString(ln)
-				}
-				continue
-			}
+		if !strings.HasPrefix(ln, "|") {
+			a.WriteString(ln)
+			continue
 		}
-		a.WriteString(ln)
+		cell, _, _ := strings.Cut(strings.TrimPrefix(ln, "| "), " |")
+		switch {
+		case !isService(cell):
+			h.WriteString(ln)
+		case contains(svcs, cell):
+			found = true
+			b.WriteString(ln)
+		default:
+			found = true
+		}
 	}
-	return a.String(), b.String()
+	if !found {
+		return head, ""
+	}
+	if b.Len() == 0 {
+		return a.String(), ""
+	}
+	return a.String(), h.String() + b.String() + "\n"
 }
 
 // forCapabilities is the part of the reference an attempt's first request carries for its
@@ -249,14 +261,8 @@ func (r *reference) forCapabilities(caps []string, sent map[int]bool) string {
 	svcs := servicesOf(caps)
 	var b strings.Builder
 	for _, s := range r.sections {
-		if head, rows := r.serviceRows(s.head, svcs); rows != "" {
-			lines := strings.SplitAfter(head, "\n")
-			for _, ln := range lines {
-				if strings.HasPrefix(ln, "| ") || strings.HasPrefix(ln, "|-") {
-					b.WriteString(ln) // the table's header and rule
-				}
-			}
-			b.WriteString(rows + "\n")
+		if _, table := r.serviceRows(s.head, svcs); table != "" {
+			b.WriteString(table)
 		}
 	}
 	for _, ce := range capabilityEntries {
@@ -368,17 +374,23 @@ func (g *gen) namedReference(diags []dsl.Diagnostic, sent map[int]bool) string {
 	return "\nThe reference entries these problems name:\n\n" + part
 }
 
-// compactNames joins names, writing a name that extends the one before's prefix (up to its last
-// dot) from that dot: "ws.mail.get, .messages".
+// compactNames joins names, writing a name whose parent (up to its last dot) is that of the
+// last name written whole from its last dot: "ws.mail.get, .messages".
 func compactNames(names []string) string {
+	parent := func(n string) string {
+		if j := strings.LastIndexByte(n, '.'); j > 0 {
+			return n[:j+1]
+		}
+		return ""
+	}
 	var b strings.Builder
 	prev := ""
 	for i, n := range names {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if j := strings.LastIndexByte(prev, '.'); j > 0 && strings.HasPrefix(n, prev[:j+1]) {
-			b.WriteString(n[j:])
+		if p := parent(n); p != "" && p == parent(prev) {
+			b.WriteString(n[len(p)-1:])
 		} else {
 			b.WriteString(n)
 			prev = n
