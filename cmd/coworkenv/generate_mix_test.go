@@ -127,3 +127,38 @@ func TestGenerateBudgetStopsAndResumes(t *testing.T) {
 	require.Equal(t, 750, sum.Tokens.Total)
 	require.Len(t, srv.Requests(), 5)
 }
+
+// The README's generate example runs as written, against a scripted model.
+func TestReadmeGenerateExample(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	var line string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "coworkenv generate ") {
+			line = l
+			break
+		}
+	}
+	require.NotEmpty(t, line, "README.md shows no generate command")
+	script := map[int64][]string{}
+	for s := int64(0); s < 100; s++ {
+		script[s] = []string{"no file", "no file", "no file", "no file"}
+	}
+	srv := chattest.New(t, chattest.SeedScript{Answers: script, Missing: "no answer for seed %d round %d",
+		Tokens: func(*chattest.Request, string) (int, int) { return 10, 1 }}.Answer)
+	dir := t.TempDir()
+	args := strings.Fields(line)[1:]
+	for k := range args { // the output folder, in the test's folder
+		if k > 0 && args[k-1] == "--out" {
+			args[k] = filepath.Join(dir, args[k])
+		}
+	}
+	args = append(args, "--base-url", srv.URL+"/v1", "--jobs", "2")
+	code, stdout, stderr := genMain(t, args...)
+	require.Equal(t, 1, code, "no task accepted: %s", stderr)
+	require.Contains(t, stdout, "coverage:")
+	require.NotContains(t, stderr, "usage")
+	recs := readRecords(t, filepath.Join(dir, "gen"))
+	require.NotEmpty(t, recs)
+}
