@@ -702,7 +702,7 @@ func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, erro
 		desc[k] = v
 	}
 	g.mu.Unlock()
-	msgs, lean := g.firstMessages(d, seed, seen, desc, sentRef)
+	msgs, lean := g.firstMessages(d, i, seed, seen, desc, sentRef)
 	known := append(append([]*entry{}, g.corpus...), seen...)
 	for round := 1; round <= g.opts.MaxRounds; round++ {
 		send := msgs

@@ -30,8 +30,8 @@ const shownAccepted = 20
 // FirstRequestGoal whole, else the best one cut to fit.
 //
 // lean is the request's text without the example, which repair requests send in its place.
-func (g *gen) firstMessages(d draw, seed int64, seen []*entry, desc map[string]string, sent map[int]bool) (msgs []openai.ChatCompletionMessage, lean string) {
-	sc := NewScenario(seed)
+func (g *gen) firstMessages(d draw, i int, seed int64, seen []*entry, desc map[string]string, sent map[int]bool) (msgs []openai.ChatCompletionMessage, lean string) {
+	sc := RunScenario(g.opts.Seed, i) // sc.Seed is seed
 	if len(seen) > shownAccepted {
 		seen = seen[len(seen)-shownAccepted:]
 	}
