@@ -97,6 +97,9 @@ type Options struct {
 	// NearThreshold is the Jaccard similarity of prompt and setup from which a task is a
 	// near-duplicate (default DefaultNearThreshold).
 	NearThreshold float64
+	// SkeletonDedup rejects a task whose skeleton (skeletonOf: the tools of its solution and
+	// the kinds of its checks) is that of a task accepted before in the run.
+	SkeletonDedup bool
 	// Log, when set, gets one line per attempt.
 	Log io.Writer
 	// OnRecord, when set, is called after each attempt is committed to the manifest.
@@ -574,6 +577,7 @@ func (g *gen) loadCorpus(ctx context.Context) (taskCaps [][]string, err error) {
 			e := &entry{name: t.Name, where: where, attempt: -1, shingles: Shingles(dedupText(ti.Prompts, ti.Setup))}
 			if i == 0 {
 				e.hash = SourceHash(src)
+				e.skel = skeletonOf(src)
 			}
 			g.corpus = append(g.corpus, e)
 		}
@@ -601,7 +605,7 @@ func (g *gen) resume(ctx context.Context, records []Record) error {
 			return fmt.Errorf("the manifest lists %s as accepted, but: %v", path, err)
 		}
 		src := stripHeader(string(data))
-		e := &entry{name: r.Task, where: fmt.Sprintf("attempt %d", r.Attempt), attempt: r.Attempt, hash: SourceHash(src)}
+		e := &entry{name: r.Task, where: fmt.Sprintf("attempt %d", r.Attempt), attempt: r.Attempt, hash: SourceHash(src), skel: skeletonOf(src)}
 		res, err := g.opts.Pool.Run(ctx, isolate.Job{Files: g.candidateFiles(src), Check: []string{CandidateFile}, InfoOnly: true, Setup: true})
 		if err != nil {
 			return err
@@ -819,6 +823,11 @@ func (g *gen) evaluate(ctx context.Context, src string, known []*entry, caps []s
 			ev.diags = []dsl.Diagnostic{duplicateDiag(e, sim)}
 			return ev, nil
 		}
+		if sk := skeletonOf(src); g.skeletonTwin(known, sk) != nil {
+			ev.twin = g.skeletonTwin(known, sk)
+			ev.diags = []dsl.Diagnostic{skeletonDiag(ev.twin, sk)}
+			return ev, nil
+		}
 	}
 	if res.Stopped == "" && (loaded || len(res.Report.Tasks) == 0) {
 		ev.diags = append(ev.diags, g.rules(res.Tasks, known, caps)...)
@@ -899,12 +908,17 @@ func (g *gen) commit(o *outcome, mw *manifestWriter) (*Record, error) {
 			}
 		}
 		g.mu.Unlock()
+		sk := skeletonOf(o.src)
 		if e, sim := twin(later, o.hash, o.sh, g.opts.NearThreshold); e != nil {
 			if e.hash == o.hash {
 				sim = -1
 			}
 			rec.Status, rec.Twin = "rejected", e.name
 			rec.Diagnostics = []dsl.Diagnostic{duplicateDiag(e, sim)}
+			rec.History[len(rec.History)-1] = []string{DuplicateCode}
+		} else if e := g.skeletonTwin(later, sk); e != nil {
+			rec.Status, rec.Twin = "rejected", e.name
+			rec.Diagnostics = []dsl.Diagnostic{skeletonDiag(e, sk)}
 			rec.History[len(rec.History)-1] = []string{DuplicateCode}
 		} else {
 			for _, e := range later {
@@ -930,7 +944,7 @@ func (g *gen) commit(o *outcome, mw *manifestWriter) (*Record, error) {
 	}
 	if rec.Status == "accepted" {
 		g.mu.Lock()
-		g.accepted = append(g.accepted, &entry{name: rec.Task, where: fmt.Sprintf("attempt %d", rec.Attempt), attempt: rec.Attempt, hash: o.hash, shingles: o.sh})
+		g.accepted = append(g.accepted, &entry{name: rec.Task, where: fmt.Sprintf("attempt %d", rec.Attempt), attempt: rec.Attempt, hash: o.hash, shingles: o.sh, skel: skeletonOf(o.src)})
 		g.desc[rec.Task] = o.desc
 		g.mu.Unlock()
 	}

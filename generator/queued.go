@@ -63,6 +63,7 @@ type runSpec struct {
 	Seed          int64                  `json:"seed"` // of attempt 0
 	MaxRounds     int                    `json:"max_rounds"`
 	NearThreshold float64                `json:"near_threshold"`
+	SkeletonDedup bool                   `json:"skeleton_dedup,omitempty"`
 	Model         *isolate.ModelSettings `json:"model"`
 	StandInsOnly  bool                   `json:"stand_ins_only"`
 	System        string                 `json:"system"`
@@ -98,6 +99,7 @@ type entryJSON struct {
 	Attempt  int    `json:"attempt"`
 	Hash     string `json:"hash,omitempty"`
 	Shingles []byte `json:"shingles"`
+	Skel     string `json:"skel,omitempty"`
 }
 
 // attemptAnswer is the body of a generate job's result: the attempt's outcome before it is
@@ -211,7 +213,7 @@ func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(
 
 // runSpec is what the attempts of g's run share.
 func (g *gen) runSpec() runSpec {
-	r := runSpec{Capabilities: g.opts.Capabilities, Mix: g.mix, Reference: g.opts.Reference, Seed: g.opts.Seed, MaxRounds: g.opts.MaxRounds, NearThreshold: g.opts.NearThreshold,
+	r := runSpec{Capabilities: g.opts.Capabilities, Mix: g.mix, Reference: g.opts.Reference, Seed: g.opts.Seed, MaxRounds: g.opts.MaxRounds, NearThreshold: g.opts.NearThreshold, SkeletonDedup: g.opts.SkeletonDedup,
 		Model: isolate.SettingsOf(g.opts.Model), StandInsOnly: g.opts.StandInsOnly, System: g.system,
 		Corpus: []entryJSON{}, Names: g.names, Support: g.support}
 	if g.tax != nil {
@@ -501,7 +503,7 @@ func (r *workerRun) gen(desc map[string]string, pool *isolate.Pool, getenv func(
 		return nil, err
 	}
 	g := &gen{
-		opts: Options{Capabilities: s.Capabilities, Seed: s.Seed, MaxRounds: s.MaxRounds, NearThreshold: s.NearThreshold,
+		opts: Options{Capabilities: s.Capabilities, Seed: s.Seed, MaxRounds: s.MaxRounds, NearThreshold: s.NearThreshold, SkeletonDedup: s.SkeletonDedup,
 			Model: cfg, StandInsOnly: s.StandInsOnly, Pool: pool, Log: log},
 		system: s.System, mix: s.Mix, ref: parseReference(s.Reference), names: s.Names, support: s.Support, desc: desc, tax: r.tax, examples: r.examples, corpus: r.corpus,
 	}
@@ -533,7 +535,7 @@ func readAttemptAnswer(data []byte, i int) (*outcome, error) {
 }
 
 func packEntry(e *entry) entryJSON {
-	return entryJSON{Name: e.name, Where: e.where, Attempt: e.attempt, Hash: e.hash, Shingles: packShingles(e.shingles)}
+	return entryJSON{Name: e.name, Where: e.where, Attempt: e.attempt, Hash: e.hash, Shingles: packShingles(e.shingles), Skel: e.skel}
 }
 
 func unpackEntries(es []entryJSON) ([]*entry, error) {
@@ -543,7 +545,7 @@ func unpackEntries(es []entryJSON) ([]*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("task %q: %v", e.Name, err)
 		}
-		out = append(out, &entry{name: e.Name, where: e.Where, attempt: e.Attempt, hash: e.Hash, shingles: sh})
+		out = append(out, &entry{name: e.Name, where: e.Where, attempt: e.Attempt, hash: e.Hash, shingles: sh, skel: e.Skel})
 	}
 	return out, nil
 }

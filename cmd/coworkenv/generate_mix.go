@@ -18,6 +18,12 @@ multi_turn), and the summary ends with a coverage table: per capability, the att
 it as primary, those asked for it at all, accepted, rejected, and the accepted split into single-
 and multi-turn tasks.
 
+Duplicates: besides copies and prompts and setups alike, a task whose skeleton (the tools its
+reference solution calls, in order, a tool called several times in a row counting once, and the
+kinds of its checks: check, safety and judge with the claims, ws and other module calls of their
+conditions; values, texts and the file's own names left out) is that of a task accepted before in
+the run is rejected with its twin's name; --skeleton-dedup=false turns that off.
+
 Tokens: each manifest line has the attempt's tokens; the progress line and the summary show the
 run's, and the summary the tokens per accepted task. --budget-tokens N stops the run before an
 attempt that would take the manifest's tokens past N (each attempt estimated at the mean of those
@@ -31,12 +37,14 @@ type genMix struct {
 	combine int
 	allOf   bool
 	budget  int
+	skel    bool
 }
 
 func (m *genMix) flags(fs *flag.FlagSet) {
 	fs.Var(&m.mix, "mix", "weights of the primary draw, name=weight,... (capabilities not named weigh 1; default: round robin)")
 	fs.IntVar(&m.combine, "combine", generator.DefaultCombine, "capabilities an attempt draws besides its primary one, among those that go together in the corpus")
 	fs.BoolVar(&m.allOf, "all-of", false, "every task must exercise every capability given (no draw)")
+	fs.BoolVar(&m.skel, "skeleton-dedup", true, "reject a task whose skeleton (the tools its solution calls, in order, and the kinds of its checks) is that of a task accepted before in the run")
 	fs.IntVar(&m.budget, "budget-tokens", 0, "stop the run before an attempt that would take its tokens past this many (0: no budget); run again with a larger one to resume")
 }
 
@@ -51,7 +59,7 @@ func (m *genMix) apply(opts *generator.Options) error {
 	if m.allOf && len(m.mix) > 0 {
 		return usagef("--all-of and --mix cannot be used together")
 	}
-	opts.Combine, opts.AllOf, opts.BudgetTokens = m.combine, m.allOf, m.budget
+	opts.Combine, opts.AllOf, opts.BudgetTokens, opts.SkeletonDedup = m.combine, m.allOf, m.budget, m.skel
 	if m.combine == 0 {
 		opts.Combine = -1 // none (0 is the library's default)
 	}
