@@ -191,3 +191,10 @@ func TestFitExample(t *testing.T) {
 	_, ok = fitExample(src, 50)
 	assert.False(t, ok)
 }
+
+func TestBudgetNotOnAQueue(t *testing.T) {
+	t.Parallel()
+	_, err := RunQueued(t.Context(), Options{Capabilities: []string{"mail.reply"}, Count: 1, Out: t.TempDir(), BudgetTokens: 10}, nil, nil)
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Equal(t, "BudgetTokens cannot be used on a queue yet", err.Error())
+}

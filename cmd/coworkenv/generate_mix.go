@@ -27,7 +27,7 @@ the run is rejected with its twin's name; --skeleton-dedup=false turns that off.
 Tokens: each manifest line has the attempt's tokens; the progress line and the summary show the
 run's, and the summary the tokens per accepted task. --budget-tokens N stops the run before an
 attempt that would take the manifest's tokens past N (each attempt estimated at the mean of those
-committed); the same command with a larger budget resumes it.
+committed); the same command with a larger budget resumes it. (Not with --queue yet.)
 
 `
 
