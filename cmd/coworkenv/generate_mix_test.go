@@ -162,3 +162,29 @@ func TestReadmeGenerateExample(t *testing.T) {
 	recs := readRecords(t, filepath.Join(dir, "gen"))
 	require.NotEmpty(t, recs)
 }
+
+// With attempts side by side, those in flight count at the mean of the committed ones: the
+// decision depends on the tokens alone, never on timing.
+func TestGenerateBudgetWithJobs(t *testing.T) {
+	t.Parallel()
+	script := map[int64][]string{}
+	for s := int64(0); s < 6; s++ {
+		script[s] = []string{"no file, sorry"}
+	}
+	for run := 0; run < 2; run++ {
+		srv := chattest.New(t, chattest.SeedScript{Answers: script, Missing: "no answer for seed %d round %d",
+			Tokens: func(*chattest.Request, string) (int, int) { return 100, 50 }}.Answer)
+		out := t.TempDir()
+		code, stdout, stderr := genMain(t, "generate", "--capability", "mail.reply", "--count", "6", "--out", out, "--corpus", genCorpus,
+			"--model", "m", "--base-url", srv.URL+"/v1", "--jobs", "2", "--max-rounds", "1", "--budget-tokens", "500", "--json")
+		require.Equal(t, 1, code, stderr)
+		// attempts 0 and 1 start at once; after 0 (150), 2 may start (150 + 2 × 150 ≤ 500); after
+		// 1 (300), 3 may not (300 + 2 × 150 > 500)
+		require.Contains(t, stderr, "stopped before attempt 4")
+		var sum generator.Summary
+		require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
+		require.Equal(t, 3, sum.Attempts)
+		require.Equal(t, 450, sum.Tokens.Total)
+		require.Len(t, srv.Requests(), 3)
+	}
+}
