@@ -29,7 +29,7 @@ type Record struct {
 	Rounds int    `json:"rounds"`
 	// Capabilities are what the attempt was asked for (its draw), the primary one first.
 	Capabilities []string `json:"capabilities"`
-	// Primary is the attempt's primary capability.
+	// Primary is the attempt's primary capability ("" with AllOf: none).
 	Primary string `json:"primary,omitempty"`
 	// MultiTurn says the last candidate has more than one turn or a simulated user.
 	MultiTurn bool   `json:"multi_turn,omitempty"`

@@ -47,7 +47,8 @@ type partner struct {
 	Tasks int    `json:"tasks"`
 }
 
-// draw is what one attempt is asked for: the primary capability first, then the others.
+// draw is what one attempt is asked for: the primary capability first, then the others (with
+// AllOf, no primary and the whole pool).
 type draw struct {
 	Primary string
 	Caps    []string
@@ -163,8 +164,8 @@ func (p *mixPlan) primary(i int) int {
 
 // draw is what attempt i, of seed seed, is asked for.
 func (p *mixPlan) draw(i int, seed int64) draw {
-	if p.AllOf {
-		return draw{Primary: p.Pool[0], Caps: append([]string{}, p.Pool...)}
+	if p.AllOf { // no primary: all of them alike
+		return draw{Caps: append([]string{}, p.Pool...)}
 	}
 	k := p.primary(i)
 	d := draw{Primary: p.Pool[k], Caps: []string{p.Pool[k]}}

@@ -41,7 +41,7 @@ func TestMixDraws(t *testing.T) {
 	assert.Equal(t, []string{"a.x"}, none.draw(0, 0).Caps, "a negative Combine draws no other")
 	all, err := newMixPlan(pool, nil, 0, true, cooc)
 	require.NoError(t, err)
-	assert.Equal(t, draw{Primary: "a.x", Caps: pool}, all.draw(5, 5), "all of them")
+	assert.Equal(t, draw{Caps: pool}, all.draw(5, 5), "all of them, none the primary")
 
 	w := []Weight{{"a.x", 3}, {"c.x", 0}}
 	p1, err := newMixPlan(pool, w, 0, false, cooc)

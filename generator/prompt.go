@@ -89,8 +89,9 @@ const verifierPatterns = "## Verifiers that pass\n\n" +
 	"- Regular expressions are RE2: write a code point as `\\x{00a0}`, not `\\u00a0`, in a raw string; no lookaround, no backreferences in a pattern.\n"
 
 // firstPrompt asks for a task.
-// refPart is the reference's entries for the services the capabilities use.
-func firstPrompt(caps []string, tax *dsl.Taxonomy, sc Scenario, examples []example, accepted []*entry, acceptedDesc map[string]string, refPart string) string {
+// primary is the capability the task is mainly about ("": all of caps alike); refPart is the
+// reference's entries for the services the capabilities use.
+func firstPrompt(caps []string, primary string, tax *dsl.Taxonomy, sc Scenario, examples []example, accepted []*entry, acceptedDesc map[string]string, refPart string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Write one new coworkenv task file (attempt seed %d).\n\n", sc.Seed)
 	b.WriteString("## Capabilities\n\nThe task must exercise these capabilities and list them in `capabilities`:\n\n")
@@ -102,6 +103,9 @@ func firstPrompt(caps []string, tax *dsl.Taxonomy, sc Scenario, examples []examp
 			}
 		}
 		fmt.Fprintf(&b, "- `%s`: %s\n", c, desc)
+	}
+	if len(caps) > 1 && caps[0] == primary {
+		fmt.Fprintf(&b, "\nThe first, `%s`, is what the task is mainly about; the others play their part in it.\n", primary)
 	}
 	if tax != nil && len(tax.Capabilities) > len(caps) {
 		b.WriteString("\nIt may list others of the taxonomy as well, only if the task really exercises them: ")

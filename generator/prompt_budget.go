@@ -36,7 +36,7 @@ func (g *gen) firstMessages(d draw, i int, seed int64, seen []*entry, desc map[s
 		seen = seen[len(seen)-shownAccepted:]
 	}
 	refPart := g.ref.forCapabilities(d.Caps, sent)
-	user := firstPrompt(d.Caps, g.tax, sc, nil, seen, desc, refPart)
+	user := firstPrompt(d.Caps, d.Primary, g.tax, sc, nil, seen, desc, refPart)
 	const exampleHead = 400 // the examples' heading and the example's title
 	budget := FirstRequestGoal - requestSlack - jsonLen(g.system) - jsonLen(user) - exampleHead
 	ranked := rankExamples(g.examples, d, seed)
@@ -56,8 +56,8 @@ func (g *gen) firstMessages(d draw, i int, seed int64, seen []*entry, desc map[s
 	}
 	lean = user
 	if chosen != nil {
-		user = firstPrompt(d.Caps, g.tax, sc, chosen, seen, desc, refPart)
-		lean = firstPrompt(d.Caps, g.tax, sc, []example{{path: chosen[0].path, caps: chosen[0].caps,
+		user = firstPrompt(d.Caps, d.Primary, g.tax, sc, chosen, seen, desc, refPart)
+		lean = firstPrompt(d.Caps, d.Primary, g.tax, sc, []example{{path: chosen[0].path, caps: chosen[0].caps,
 			src: "# (the example is left out of repair requests)\n"}}, seen, desc, refPart)
 	}
 	return []openai.ChatCompletionMessage{

@@ -188,3 +188,56 @@ func TestGenerateBudgetWithJobs(t *testing.T) {
 		require.Len(t, srv.Requests(), 3)
 	}
 }
+
+// --all-of asks every attempt for every capability given, as before the mix; --mix weighs the
+// primaries; the mix's flags are checked.
+func TestGenerateAllOfAndMixFlags(t *testing.T) {
+	t.Parallel()
+	script := map[int64][]string{}
+	for s := int64(0); s < 4; s++ {
+		script[s] = []string{"no file, sorry"}
+	}
+	run := func(more ...string) ([]generator.Record, *chattest.Server) {
+		srv := chattest.New(t, chattest.SeedScript{Answers: script, Missing: "no answer for seed %d round %d"}.Answer)
+		out := t.TempDir()
+		args := append([]string{"generate", "--capability", "mail.reply,files.extract,calendar.schedule", "--count", "4", "--out", out, "--corpus", genCorpus,
+			"--model", "m", "--base-url", srv.URL + "/v1", "--jobs", "1", "--max-rounds", "1"}, more...)
+		code, _, stderr := genMain(t, args...)
+		require.Equal(t, 1, code, stderr)
+		return readRecords(t, out), srv
+	}
+	recs, srv := run("--all-of")
+	for _, r := range recs {
+		require.Equal(t, []string{"mail.reply", "files.extract", "calendar.schedule"}, r.Capabilities)
+		require.Empty(t, r.Primary)
+	}
+	prompt, _ := srv.Requests()[0].Messages[1]["content"].(string)
+	require.Contains(t, prompt, "- `calendar.schedule`: ")
+	require.NotContains(t, prompt, "mainly about")
+
+	recs, _ = run("--mix", "files.extract=3,calendar.schedule=0", "--combine", "0")
+	var got []string
+	for _, r := range recs {
+		require.Equal(t, []string{r.Primary}, r.Capabilities, "--combine 0: the primary alone")
+		got = append(got, r.Primary)
+	}
+	require.Equal(t, []string{"files.extract", "mail.reply", "files.extract", "files.extract"}, got)
+
+	out := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--all-of", "--mix", "mail.reply=2"}, "--all-of and --mix cannot be used together"},
+		{[]string{"--mix", "mail.reply"}, `--mix: "mail.reply" is not name=weight`},
+		{[]string{"--mix", "mail.reply=-1"}, `--mix: "mail.reply=-1" is not name=weight`},
+		{[]string{"--mix", "calendar.schedule=2"}, `mix: "calendar.schedule" is not one of the capabilities asked for (mail.reply)`},
+		{[]string{"--combine", "-1"}, "--combine: -1 is negative"},
+		{[]string{"--budget-tokens", "-5"}, "--budget-tokens: -5 is negative"},
+	} {
+		args := append([]string{"generate", "--capability", "mail.reply", "--out", out, "--corpus", genCorpus, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"}, tc.args...)
+		code, _, stderr := genMain(t, args...)
+		require.Equal(t, 2, code, tc.args)
+		require.Contains(t, stderr, tc.want)
+	}
+}
