@@ -136,6 +136,7 @@ type entry struct {
 	attempt  int    // -1 for the corpus
 	hash     string // SourceHash of its file
 	shingles map[uint64]struct{}
+	skel     string // skeletonOf its file ("": none)
 }
 
 // dedupText is the text the near-duplicate check compares: the user messages and the

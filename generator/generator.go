@@ -49,9 +49,22 @@ const DuplicateCode = "duplicate"
 
 // Options of a run.
 type Options struct {
-	// Capabilities the tasks must exercise (at least one; each must be in the corpus taxonomy
-	// when the corpus has one).
+	// Capabilities is the pool the attempts draw from (at least one; each must be in the corpus
+	// taxonomy when the corpus has one; AllCapabilities alone is the whole taxonomy). Each
+	// attempt draws a primary capability and up to Combine others (see mixPlan); with AllOf,
+	// every task must exercise all of them.
 	Capabilities []string
+	// Weights weigh the primary draw (`--mix`); capabilities not named weigh 1. Without them
+	// the primaries go round robin. With no Capabilities, the names of Weights are the pool.
+	Weights []Weight
+	// Combine is the most capabilities an attempt draws besides its primary one (0:
+	// DefaultCombine; negative: none).
+	Combine int
+	// AllOf asks every attempt for every capability of the pool (no draw).
+	AllOf bool
+	// BudgetTokens, when positive, stops the run (with ErrBudget, resumable) before an attempt
+	// that would take the tokens of the manifest past it (see budgetStop).
+	BudgetTokens int
 	// Count is the number of attempts of the run (each gives at most one task).
 	Count int
 	// Out is the output folder.
@@ -84,6 +97,9 @@ type Options struct {
 	// NearThreshold is the Jaccard similarity of prompt and setup from which a task is a
 	// near-duplicate (default DefaultNearThreshold).
 	NearThreshold float64
+	// SkeletonDedup rejects a task whose skeleton (skeletonOf: the tools of its solution and
+	// the kinds of its checks) is that of a task accepted before in the run.
+	SkeletonDedup bool
 	// Log, when set, gets one line per attempt.
 	Log io.Writer
 	// OnRecord, when set, is called after each attempt is committed to the manifest.
@@ -100,9 +116,17 @@ type Summary struct {
 	MeanRoundsAll float64        `json:"mean_rounds_all"` // over all attempts
 	Rejections    map[string]int `json:"rejections"`      // rejected attempts per diagnostic code
 	Tokens        Tokens         `json:"tokens"`
-	Resumed       int            `json:"resumed"` // attempts found done in the manifest
-	Out           string         `json:"out"`
-	Manifest      string         `json:"manifest"`
+	// TokensPerAccepted is Tokens.Total over the accepted tasks (0 when none was).
+	TokensPerAccepted int `json:"tokens_per_accepted"`
+	// Coverage is the coverage table: per capability, how often it was asked for and with what
+	// outcome.
+	Coverage []CoverageRow `json:"coverage"`
+	// Budget is the token budget, when the run had one; BudgetStop says the budget stopped it.
+	Budget     int    `json:"budget_tokens,omitempty"`
+	BudgetStop bool   `json:"budget_stop,omitempty"`
+	Resumed    int    `json:"resumed"` // attempts found done in the manifest
+	Out        string `json:"out"`
+	Manifest   string `json:"manifest"`
 }
 
 // WriteText prints the summary for people.
@@ -130,7 +154,21 @@ func (s *Summary) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "rejections by code: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "tokens: %d prompt + %d completion = %d\n", s.Tokens.Prompt, s.Tokens.Completion, s.Tokens.Total)
+	fmt.Fprintf(w, "tokens: %d prompt + %d completion = %d", s.Tokens.Prompt, s.Tokens.Completion, s.Tokens.Total)
+	if s.Accepted > 0 {
+		fmt.Fprintf(w, "; %d per accepted task", s.TokensPerAccepted)
+	}
+	if s.Budget > 0 {
+		fmt.Fprintf(w, "; budget %d", s.Budget)
+		if s.BudgetStop {
+			w.Write([]byte(", reached"))
+		}
+	}
+	fmt.Fprintln(w)
+	if len(s.Coverage) > 1 || (len(s.Coverage) == 1 && s.Coverage[0].Asked != s.Attempts) {
+		fmt.Fprintln(w, "coverage:")
+		WriteCoverage(w, s.Coverage)
+	}
 	fmt.Fprintf(w, "output: %s (manifest %s)\n", s.Out, s.Manifest)
 }
 
@@ -170,6 +208,7 @@ func summarize(recs []Record) *Summary {
 	}
 	if s.Accepted > 0 {
 		s.MeanRounds = round2(float64(accRounds) / float64(s.Accepted))
+		s.TokensPerAccepted = s.Tokens.Total / s.Accepted
 	}
 	if s.Attempts > 0 {
 		s.MeanRoundsAll = round2(float64(allRounds) / float64(s.Attempts))
@@ -195,6 +234,10 @@ type gen struct {
 	// models answer for the simulated users and judges of the candidates in validation (the
 	// model of the run); nil with StandInsOnly.
 	models *isolate.TaskModels
+	// mix draws what each attempt is asked for.
+	mix *mixPlan
+	// ref is the language reference in parts.
+	ref *reference
 }
 
 // ErrUsage marks errors in the options (the command line exits 2 on them).
@@ -261,6 +304,21 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		slots[k] = &slot{done: make(chan struct{})}
 		committed[k] = make(chan struct{})
 	}
+	// go[k] says attempt start+k may ask the model within the budget. It is decided from the
+	// attempts committed before it starts (the first Jobs from the resumed ones, attempt
+	// start+k+Jobs when start+k is committed), so it depends on the tokens alone; once an
+	// attempt may not go, none after it may.
+	goOn := make([]bool, n)
+	budgetHit := false
+	decide := func(k int, inflight int) {
+		if k < n {
+			budgetHit = budgetHit || budgetStop(records, inflight, opts.BudgetTokens)
+			goOn[k] = !budgetHit
+		}
+	}
+	for k := 0; k < n && k < opts.Jobs; k++ {
+		decide(k, k)
+	}
 	var wg sync.WaitGroup
 	for k := 0; k < n; k++ {
 		wg.Add(1)
@@ -275,6 +333,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 					slots[k].err = ctx.Err()
 					return
 				}
+			}
+			if !goOn[k] {
+				slots[k].err = ErrBudget
+				return
 			}
 			slots[k].rec, slots[k].err = g.attempt(ctx, i, g.snapshot(i-opts.Jobs))
 		}()
@@ -300,11 +362,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if opts.OnRecord != nil {
 			opts.OnRecord(*rec)
 		}
+		decide(k+opts.Jobs, opts.Jobs-1)
 		close(committed[k])
 	}
 	cancel()
 	wg.Wait()
 	sum := summarize(records)
+	sum.Coverage = Coverage(records, g.mix.Pool)
+	sum.Budget, sum.BudgetStop = opts.BudgetTokens, errors.Is(runErr, ErrBudget)
 	sum.Resumed = start
 	sum.Out = opts.Out
 	sum.Manifest = filepath.Join(opts.Out, ManifestFile)
@@ -330,6 +395,11 @@ func begin(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 // setup checks the options, loads the corpus, reads the manifest of an earlier run and
 // prepares the model client.
 func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Record, closeFn func(), err error) {
+	if len(opts.Capabilities) == 0 {
+		for _, w := range opts.Weights {
+			opts.Capabilities = append(opts.Capabilities, w.Name)
+		}
+	}
 	if len(opts.Capabilities) == 0 {
 		return nil, 0, nil, nil, fieldErr(true, []string{"Capabilities"}, "at least one %[1]s is required")
 	}
@@ -361,11 +431,22 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		return nil, 0, nil, nil, fieldErr(true, []string{"Record", "Replay"}, "%[1]s and %[2]s cannot be used together")
 	}
 	g = &gen{opts: *opts, names: map[string]string{}, desc: map[string]string{}, support: map[string][]byte{}}
-	g.system = systemPrompt(opts.Reference)
+	g.ref = parseReference(opts.Reference)
+	g.system = systemPrompt(g.ref.core())
 	c := opts.Corpus
 	g.tax = c.Taxonomy()
 	if tf := c.TaxonomyFile(); tf != nil && len(tf.Diags) > 0 {
 		return nil, 0, nil, nil, fmt.Errorf("the corpus's %s does not load: %s", tf.Path, tf.Diags[0])
+	}
+	if len(opts.Capabilities) == 1 && opts.Capabilities[0] == AllCapabilities {
+		if g.tax == nil || len(g.tax.Capabilities) == 0 {
+			return nil, 0, nil, nil, usageErr("capability %q: the corpus declares no capability taxonomy", AllCapabilities)
+		}
+		opts.Capabilities = nil
+		for _, x := range g.tax.Capabilities {
+			opts.Capabilities = append(opts.Capabilities, x.Name)
+		}
+		g.opts.Capabilities = opts.Capabilities
 	}
 	if g.tax != nil {
 		for _, cp := range opts.Capabilities {
@@ -383,7 +464,11 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		}
 		g.support[dsl.CapabilitiesFile] = data
 	}
-	if err := g.loadCorpus(ctx); err != nil {
+	taskCaps, err := g.loadCorpus(ctx)
+	if err != nil {
+		return nil, 0, nil, nil, err
+	}
+	if g.mix, err = newMixPlan(opts.Capabilities, opts.Weights, opts.Combine, opts.AllOf, cooccurrence(taskCaps)); err != nil {
 		return nil, 0, nil, nil, err
 	}
 
@@ -418,9 +503,10 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		return nil, 0, nil, nil, err
 	}
 	for _, r := range records {
-		if r.Seed != opts.Seed+int64(r.Attempt) || strings.Join(r.Capabilities, ",") != strings.Join(opts.Capabilities, ",") {
-			return nil, 0, nil, nil, fieldErr(true, []string{"Seed", "Capabilities", "Out"}, "%[4]s holds attempts of another run (attempt %[5]d: seed %[6]d, capabilities %[7]s); resume with the same %[1]s and %[2]s, or use another %[3]s",
-				filepath.Join(opts.Out, ManifestFile), r.Attempt, r.Seed-int64(r.Attempt), strings.Join(r.Capabilities, ","))
+		d := g.mix.draw(r.Attempt, opts.Seed+int64(r.Attempt))
+		if r.Seed != opts.Seed+int64(r.Attempt) || strings.Join(r.Capabilities, ",") != strings.Join(d.Caps, ",") || (r.Primary != "" && r.Primary != d.Primary) {
+			return nil, 0, nil, nil, fieldErr(true, []string{"Seed", "Capabilities", "Out"}, "%[4]s holds attempts of another run (attempt %[5]d: seed %[6]d, capabilities %[7]s, where these options draw %[8]s); resume with the same %[1]s and %[2]s, or use another %[3]s (the mix draws from them too)",
+				filepath.Join(opts.Out, ManifestFile), r.Attempt, r.Seed-int64(r.Attempt), strings.Join(r.Capabilities, ","), strings.Join(d.Caps, ","))
 		}
 	}
 	start = len(records)
@@ -458,12 +544,12 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 }
 
 // loadCorpus loads the corpus's tasks (in this process: the corpus is trusted) for examples,
-// names and the duplicate index.
-func (g *gen) loadCorpus(ctx context.Context) error {
+// names and the duplicate index; it returns the capabilities of each task.
+func (g *gen) loadCorpus(ctx context.Context) (taskCaps [][]string, err error) {
 	c := g.opts.Corpus
 	files, err := c.LoadAll(ctx)
 	if err != nil {
-		return fmt.Errorf("the corpus: %v", err)
+		return nil, fmt.Errorf("the corpus: %v", err)
 	}
 	for _, f := range files {
 		// Corpus files are named by their path from the corpus root, so that prompts and the
@@ -478,8 +564,9 @@ func (g *gen) loadCorpus(ctx context.Context) error {
 		}
 		// The example shows the helpers it loads inline: the model's file cannot load them.
 		shown, ierr := InlineLoads(c.ReadSource, f.Rel, f.Source)
-		ex := example{path: f.Rel, src: shown}
+		ex := example{path: f.Rel, src: abbreviate(shown, topDefs(f.Source))}
 		for i, t := range f.Tasks {
+			taskCaps = append(taskCaps, t.Capabilities)
 			g.names[t.Name] = where
 			for _, cp := range t.Capabilities {
 				if !contains(ex.caps, cp) {
@@ -490,6 +577,7 @@ func (g *gen) loadCorpus(ctx context.Context) error {
 			e := &entry{name: t.Name, where: where, attempt: -1, shingles: Shingles(dedupText(ti.Prompts, ti.Setup))}
 			if i == 0 {
 				e.hash = SourceHash(src)
+				e.skel = skeletonOf(src)
 			}
 			g.corpus = append(g.corpus, e)
 		}
@@ -499,7 +587,7 @@ func (g *gen) loadCorpus(ctx context.Context) error {
 		}
 		g.examples = append(g.examples, ex)
 	}
-	return nil
+	return taskCaps, nil
 }
 
 // resume reads back the accepted files of an earlier run into the duplicate index (through a
@@ -517,7 +605,7 @@ func (g *gen) resume(ctx context.Context, records []Record) error {
 			return fmt.Errorf("the manifest lists %s as accepted, but: %v", path, err)
 		}
 		src := stripHeader(string(data))
-		e := &entry{name: r.Task, where: fmt.Sprintf("attempt %d", r.Attempt), attempt: r.Attempt, hash: SourceHash(src)}
+		e := &entry{name: r.Task, where: fmt.Sprintf("attempt %d", r.Attempt), attempt: r.Attempt, hash: SourceHash(src), skel: skeletonOf(src)}
 		res, err := g.opts.Pool.Run(ctx, isolate.Job{Files: g.candidateFiles(src), Check: []string{CandidateFile}, InfoOnly: true, Setup: true})
 		if err != nil {
 			return err
@@ -601,7 +689,8 @@ type outcome struct {
 // attempt runs the rounds of attempt i against the accepted tasks it may see.
 func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, error) {
 	seed := g.opts.Seed + int64(i)
-	out := &outcome{rec: Record{Attempt: i, Seed: seed, Status: "rejected", Capabilities: g.opts.Capabilities,
+	d := g.mix.draw(i, seed)
+	out := &outcome{rec: Record{Attempt: i, Seed: seed, Status: "rejected", Capabilities: d.Caps, Primary: d.Primary,
 		Model: g.opts.Model.Model, Diagnostics: []dsl.Diagnostic{}, History: [][]string{}}}
 	cfg := g.opts.Model
 	cfg.JitterSeed = uint64(i) + 1
@@ -610,21 +699,22 @@ func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, erro
 		return nil, err
 	}
 	ctx = cassette.WithAttempt(ctx, i)
-	sc := NewScenario(seed)
-	examples := chooseExamples(g.examples, g.opts.Capabilities, seed)
+	sentRef := map[int]bool{} // the reference entries this attempt's requests carry
 	g.mu.Lock()
 	desc := map[string]string{}
 	for k, v := range g.desc {
 		desc[k] = v
 	}
 	g.mu.Unlock()
-	msgs := []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: g.system},
-		{Role: openai.ChatMessageRoleUser, Content: firstPrompt(g.opts.Capabilities, g.tax, sc, examples, seen, desc)},
-	}
+	msgs, lean := g.firstMessages(d, i, seed, seen, desc, sentRef)
 	known := append(append([]*entry{}, g.corpus...), seen...)
 	for round := 1; round <= g.opts.MaxRounds; round++ {
-		ans, err := chat.Complete(ctx, msgs)
+		send := msgs
+		if round > 1 { // a repair: the first request without its example
+			send = append([]openai.ChatCompletionMessage{}, msgs...)
+			send[1].Content = lean
+		}
+		ans, err := chat.Complete(ctx, send)
 		if err != nil {
 			return nil, err
 		}
@@ -638,13 +728,14 @@ func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, erro
 			ev = &evaluation{diags: []dsl.Diagnostic{d}}
 			out.src = ""
 		} else {
-			ev, err = g.evaluate(ctx, code, known)
+			ev, err = g.evaluate(ctx, code, known, d.Caps)
 			if err != nil {
 				return nil, err
 			}
 			out.src, out.hash, out.sh, out.desc = code, ev.hash, ev.shingles, ev.desc
 		}
 		out.rec.Task = ev.task
+		out.rec.MultiTurn = ev.multi
 		out.rec.Diagnostics = ev.diags
 		out.rec.History = append(out.rec.History, codesOf(ev.diags))
 		if ev.twin != nil {
@@ -658,7 +749,7 @@ func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, erro
 		if round < g.opts.MaxRounds {
 			g.logf("  attempt %d (seed %d), round %d: %s; asking for a repair", i+1, seed, round, strings.Join(uniqueCodes(ev.diags), ", "))
 			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser,
-				Content: repairPrompt(round, g.opts.MaxRounds, ev.diags, ev.task, []byte(code), ans.FinishReason == string(openai.FinishReasonLength))})
+				Content: repairPrompt(round, g.opts.MaxRounds, ev.diags, ev.task, []byte(code), ans.FinishReason == string(openai.FinishReasonLength)) + g.namedReference(ev.diags, sentRef)})
 		}
 	}
 	return out, nil
@@ -691,12 +782,13 @@ type evaluation struct {
 	hash     string
 	shingles map[uint64]struct{}
 	twin     *entry
+	multi    bool // the task has more than one turn or a simulated user
 }
 
 // evaluate checks a candidate: an exact duplicate first (before running anything), then the
 // validator in a worker, a near-duplicate, and the generator's own rules (one task, the wanted
 // capabilities, a new name).
-func (g *gen) evaluate(ctx context.Context, src string, known []*entry) (*evaluation, error) {
+func (g *gen) evaluate(ctx context.Context, src string, known []*entry, caps []string) (*evaluation, error) {
 	ev := &evaluation{hash: SourceHash(src)}
 	if e, _ := twin(known, ev.hash, nil, 0); e != nil {
 		ev.twin = e
@@ -721,6 +813,7 @@ func (g *gen) evaluate(ctx context.Context, src string, known []*entry) (*evalua
 	if len(res.Tasks) > 0 {
 		ev.task = res.Tasks[0].Name
 		ev.desc = res.Tasks[0].Description
+		ev.multi = res.Tasks[0].Turns > 1 || res.Tasks[0].Simulated
 	}
 	if len(res.Tasks) == 1 && res.Tasks[0].Setup != "" {
 		ti := res.Tasks[0]
@@ -730,9 +823,14 @@ func (g *gen) evaluate(ctx context.Context, src string, known []*entry) (*evalua
 			ev.diags = []dsl.Diagnostic{duplicateDiag(e, sim)}
 			return ev, nil
 		}
+		if sk := skeletonOf(src); g.skeletonTwin(known, sk) != nil {
+			ev.twin = g.skeletonTwin(known, sk)
+			ev.diags = []dsl.Diagnostic{skeletonDiag(ev.twin, sk)}
+			return ev, nil
+		}
 	}
 	if res.Stopped == "" && (loaded || len(res.Report.Tasks) == 0) {
-		ev.diags = append(ev.diags, g.rules(res.Tasks, known)...)
+		ev.diags = append(ev.diags, g.rules(res.Tasks, known, caps)...)
 	}
 	if ev.diags == nil {
 		ev.diags = []dsl.Diagnostic{}
@@ -741,7 +839,7 @@ func (g *gen) evaluate(ctx context.Context, src string, known []*entry) (*evalua
 }
 
 // rules are the generator's own checks of a file that loaded.
-func (g *gen) rules(tasks []isolate.TaskInfo, known []*entry) []dsl.Diagnostic {
+func (g *gen) rules(tasks []isolate.TaskInfo, known []*entry, caps []string) []dsl.Diagnostic {
 	var out []dsl.Diagnostic
 	at := func(d dsl.Diagnostic, ti isolate.TaskInfo) dsl.Diagnostic {
 		d.File, d.Line, d.Col = ti.File, ti.Line, ti.Col
@@ -762,7 +860,7 @@ func (g *gen) rules(tasks []isolate.TaskInfo, known []*entry) []dsl.Diagnostic {
 	}
 	ti := tasks[0]
 	var missing []string
-	for _, c := range g.opts.Capabilities {
+	for _, c := range caps {
 		if !contains(ti.Capabilities, c) {
 			missing = append(missing, c)
 		}
@@ -810,12 +908,17 @@ func (g *gen) commit(o *outcome, mw *manifestWriter) (*Record, error) {
 			}
 		}
 		g.mu.Unlock()
+		sk := skeletonOf(o.src)
 		if e, sim := twin(later, o.hash, o.sh, g.opts.NearThreshold); e != nil {
 			if e.hash == o.hash {
 				sim = -1
 			}
 			rec.Status, rec.Twin = "rejected", e.name
 			rec.Diagnostics = []dsl.Diagnostic{duplicateDiag(e, sim)}
+			rec.History[len(rec.History)-1] = []string{DuplicateCode}
+		} else if e := g.skeletonTwin(later, sk); e != nil {
+			rec.Status, rec.Twin = "rejected", e.name
+			rec.Diagnostics = []dsl.Diagnostic{skeletonDiag(e, sk)}
 			rec.History[len(rec.History)-1] = []string{DuplicateCode}
 		} else {
 			for _, e := range later {
@@ -841,7 +944,7 @@ func (g *gen) commit(o *outcome, mw *manifestWriter) (*Record, error) {
 	}
 	if rec.Status == "accepted" {
 		g.mu.Lock()
-		g.accepted = append(g.accepted, &entry{name: rec.Task, where: fmt.Sprintf("attempt %d", rec.Attempt), attempt: rec.Attempt, hash: o.hash, shingles: o.sh})
+		g.accepted = append(g.accepted, &entry{name: rec.Task, where: fmt.Sprintf("attempt %d", rec.Attempt), attempt: rec.Attempt, hash: o.hash, shingles: o.sh, skel: skeletonOf(o.src)})
 		g.desc[rec.Task] = o.desc
 		g.mu.Unlock()
 	}

@@ -25,10 +25,15 @@ type Record struct {
 	// Task is the name the last candidate declared ("" when it declared none).
 	Task string `json:"task"`
 	// File is the accepted file, relative to the output folder ("" when rejected).
-	File         string   `json:"file"`
-	Rounds       int      `json:"rounds"`
+	File   string `json:"file"`
+	Rounds int    `json:"rounds"`
+	// Capabilities are what the attempt was asked for (its draw), the primary one first.
 	Capabilities []string `json:"capabilities"`
-	Model        string   `json:"model"`
+	// Primary is the attempt's primary capability ("" with AllOf: none).
+	Primary string `json:"primary,omitempty"`
+	// MultiTurn says the last candidate has more than one turn or a simulated user.
+	MultiTurn bool   `json:"multi_turn,omitempty"`
+	Model     string `json:"model"`
 	// Twin names the task a rejected duplicate repeats.
 	Twin string `json:"twin"`
 	// Diagnostics of the last round (empty for an accepted task).

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/coworkenv/coworkenv/workspace/services"
-	"hash/fnv"
-	"sort"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
@@ -14,13 +12,6 @@ import (
 
 // CandidateFile is the name a candidate has while it is checked (diagnostics show it).
 const CandidateFile = "candidate.star"
-
-// Example budgets: at most this many example files, and about this many bytes of them.
-const (
-	maxExamples     = 3
-	minExamples     = 2
-	exampleByteSoft = 18000
-)
 
 // example is a corpus file offered as an example.
 type example struct {
@@ -98,7 +89,9 @@ const verifierPatterns = "## Verifiers that pass\n\n" +
 	"- Regular expressions are RE2: write a code point as `\\x{00a0}`, not `\\u00a0`, in a raw string; no lookaround, no backreferences in a pattern.\n"
 
 // firstPrompt asks for a task.
-func firstPrompt(caps []string, tax *dsl.Taxonomy, sc Scenario, examples []example, accepted []*entry, acceptedDesc map[string]string) string {
+// primary is the capability the task is mainly about ("": all of caps alike); refPart is the
+// reference's entries for the services the capabilities use.
+func firstPrompt(caps []string, primary string, tax *dsl.Taxonomy, sc Scenario, examples []example, accepted []*entry, acceptedDesc map[string]string, refPart string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Write one new coworkenv task file (attempt seed %d).\n\n", sc.Seed)
 	b.WriteString("## Capabilities\n\nThe task must exercise these capabilities and list them in `capabilities`:\n\n")
@@ -110,6 +103,9 @@ func firstPrompt(caps []string, tax *dsl.Taxonomy, sc Scenario, examples []examp
 			}
 		}
 		fmt.Fprintf(&b, "- `%s`: %s\n", c, desc)
+	}
+	if len(caps) > 1 && caps[0] == primary {
+		fmt.Fprintf(&b, "\nThe first, `%s`, is what the task is mainly about; the others play their part in it.\n", primary)
 	}
 	if tax != nil && len(tax.Capabilities) > len(caps) {
 		b.WriteString("\nIt may list others of the taxonomy as well, only if the task really exercises them: ")
@@ -123,6 +119,9 @@ func firstPrompt(caps []string, tax *dsl.Taxonomy, sc Scenario, examples []examp
 	}
 	if contains(caps, clarifyCapability) {
 		b.WriteString(clarifyGuide)
+	}
+	if refPart != "" {
+		b.WriteString("\n## Reference of the services these capabilities use\n\n" + refPart)
 	}
 	b.WriteString("\n## Scenario\n\nSet the task in this scenario (adapt the details so that the capabilities above are what the task is about; use the twist only when it fits them):\n\n")
 	b.WriteString(sc.Text())
@@ -226,51 +225,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// chooseExamples picks corpus files for the wanted capabilities: most shared capabilities
-// first, ties in an order drawn from the seed (so that attempts see different examples), within
-// a size budget.
-func chooseExamples(pool []example, caps []string, seed int64) []example {
-	type scored struct {
-		ex      example
-		overlap int
-		order   uint64
-	}
-	var cands []scored
-	for _, ex := range pool {
-		n := 0
-		for _, c := range ex.caps {
-			if contains(caps, c) {
-				n++
-			}
-		}
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%d/%s", seed, ex.path)
-		cands = append(cands, scored{ex, n, h.Sum64()})
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].overlap != cands[j].overlap {
-			return cands[i].overlap > cands[j].overlap
-		}
-		return cands[i].order < cands[j].order
-	})
-	var out []example
-	size := 0
-	for _, c := range cands {
-		if len(out) >= maxExamples {
-			break
-		}
-		if c.overlap == 0 && len(out) >= minExamples {
-			break
-		}
-		if len(out) >= minExamples && size+len(c.ex.src) > exampleByteSoft {
-			continue
-		}
-		out = append(out, c.ex)
-		size += len(c.ex.src)
-	}
-	return out
 }
 
 // Hint is what the repair prompt tells the model to do about a diagnostic code, from the

@@ -59,12 +59,15 @@ type seenLink struct {
 // runSpec is what every attempt of a run shares.
 type runSpec struct {
 	Capabilities  []string               `json:"capabilities"`
+	Mix           *mixPlan               `json:"mix"`  // what each attempt draws
 	Seed          int64                  `json:"seed"` // of attempt 0
 	MaxRounds     int                    `json:"max_rounds"`
 	NearThreshold float64                `json:"near_threshold"`
+	SkeletonDedup bool                   `json:"skeleton_dedup,omitempty"`
 	Model         *isolate.ModelSettings `json:"model"`
 	StandInsOnly  bool                   `json:"stand_ins_only"`
 	System        string                 `json:"system"`
+	Reference     string                 `json:"reference"` // the whole reference, cut into parts by the worker
 	// Taxonomy lists the corpus's capabilities, in order (null: the corpus has none).
 	Taxonomy []capabilityJSON `json:"taxonomy"`
 	// Corpus is the corpus's duplicate index; Names its task names and where they are.
@@ -96,6 +99,7 @@ type entryJSON struct {
 	Attempt  int    `json:"attempt"`
 	Hash     string `json:"hash,omitempty"`
 	Shingles []byte `json:"shingles"`
+	Skel     string `json:"skel,omitempty"`
 }
 
 // attemptAnswer is the body of a generate job's result: the attempt's outcome before it is
@@ -123,6 +127,9 @@ type attemptAnswer struct {
 func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(queue.Progress)) (*Summary, error) {
 	if opts.Record != "" || opts.Replay != "" {
 		return nil, fieldErr(true, []string{"Record", "Replay"}, "%[1]s and %[2]s cannot be used on a queue: the workers ask the model")
+	}
+	if opts.BudgetTokens > 0 {
+		return nil, fieldErr(true, []string{"BudgetTokens"}, "%[1]s cannot be used on a queue yet")
 	}
 	g, start, records, mw, closeFn, err := begin(ctx, &opts)
 	if err != nil {
@@ -197,6 +204,7 @@ func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(
 			Later: func(id string) bool { return strings.HasPrefix(id, prefix) }})
 	}
 	sum := summarize(records)
+	sum.Coverage = Coverage(records, g.mix.Pool)
 	sum.Resumed = start
 	sum.Out = opts.Out
 	sum.Manifest = filepath.Join(opts.Out, ManifestFile)
@@ -205,7 +213,7 @@ func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(
 
 // runSpec is what the attempts of g's run share.
 func (g *gen) runSpec() runSpec {
-	r := runSpec{Capabilities: g.opts.Capabilities, Seed: g.opts.Seed, MaxRounds: g.opts.MaxRounds, NearThreshold: g.opts.NearThreshold,
+	r := runSpec{Capabilities: g.opts.Capabilities, Mix: g.mix, Reference: g.opts.Reference, Seed: g.opts.Seed, MaxRounds: g.opts.MaxRounds, NearThreshold: g.opts.NearThreshold, SkeletonDedup: g.opts.SkeletonDedup,
 		Model: isolate.SettingsOf(g.opts.Model), StandInsOnly: g.opts.StandInsOnly, System: g.system,
 		Corpus: []entryJSON{}, Names: g.names, Support: g.support}
 	if g.tax != nil {
@@ -407,6 +415,8 @@ func (w *workerState) run(ctx context.Context, blobs queue.Blobs, ref string) (*
 	switch {
 	case len(spec.Capabilities) == 0:
 		return nil, errors.New("no capability")
+	case spec.Mix == nil || len(spec.Mix.Pool) == 0 || len(spec.Mix.Partners) != len(spec.Mix.Pool) || (spec.Mix.Weights != nil && len(spec.Mix.Weights) != len(spec.Mix.Pool)):
+		return nil, errors.New("no capability mix, or one that does not fit its pool")
 	case spec.MaxRounds < 1:
 		return nil, fmt.Errorf("max rounds: %d is not a positive number", spec.MaxRounds)
 	case !(spec.NearThreshold > 0 && spec.NearThreshold <= 1):
@@ -493,9 +503,9 @@ func (r *workerRun) gen(desc map[string]string, pool *isolate.Pool, getenv func(
 		return nil, err
 	}
 	g := &gen{
-		opts: Options{Capabilities: s.Capabilities, Seed: s.Seed, MaxRounds: s.MaxRounds, NearThreshold: s.NearThreshold,
+		opts: Options{Capabilities: s.Capabilities, Seed: s.Seed, MaxRounds: s.MaxRounds, NearThreshold: s.NearThreshold, SkeletonDedup: s.SkeletonDedup,
 			Model: cfg, StandInsOnly: s.StandInsOnly, Pool: pool, Log: log},
-		system: s.System, names: s.Names, support: s.Support, desc: desc, tax: r.tax, examples: r.examples, corpus: r.corpus,
+		system: s.System, mix: s.Mix, ref: parseReference(s.Reference), names: s.Names, support: s.Support, desc: desc, tax: r.tax, examples: r.examples, corpus: r.corpus,
 	}
 	if !s.StandInsOnly {
 		ms := isolate.SettingsOf(cfg)
@@ -525,7 +535,7 @@ func readAttemptAnswer(data []byte, i int) (*outcome, error) {
 }
 
 func packEntry(e *entry) entryJSON {
-	return entryJSON{Name: e.name, Where: e.where, Attempt: e.attempt, Hash: e.hash, Shingles: packShingles(e.shingles)}
+	return entryJSON{Name: e.name, Where: e.where, Attempt: e.attempt, Hash: e.hash, Shingles: packShingles(e.shingles), Skel: e.skel}
 }
 
 func unpackEntries(es []entryJSON) ([]*entry, error) {
@@ -535,7 +545,7 @@ func unpackEntries(es []entryJSON) ([]*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("task %q: %v", e.Name, err)
 		}
-		out = append(out, &entry{name: e.Name, where: e.Where, attempt: e.Attempt, hash: e.Hash, shingles: sh})
+		out = append(out, &entry{name: e.Name, where: e.Where, attempt: e.Attempt, hash: e.Hash, shingles: sh, skel: e.Skel})
 	}
 	return out, nil
 }

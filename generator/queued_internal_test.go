@@ -56,6 +56,8 @@ func TestGenerateJobSizeDoesNotGrow(t *testing.T) {
 	}
 	g := &gen{opts: Options{Capabilities: []string{"mail.reply"}, Seed: 7, MaxRounds: 2, NearThreshold: 0.5, Jobs: 2, Model: modelagent.Config{Model: "m"}},
 		system: strings.Repeat("the system prompt ", 5000), names: map[string]string{}, desc: map[string]string{}, support: map[string][]byte{}}
+	g.mix, err = newMixPlan(g.opts.Capabilities, nil, 0, false, nil)
+	require.NoError(t, err)
 	for k := range 200 {
 		g.corpus = append(g.corpus, &entry{name: fmt.Sprintf("corpus-%d", k), where: "corpus", attempt: -1, hash: fmt.Sprint(k), shingles: shingles(k)})
 	}

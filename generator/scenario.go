@@ -2,7 +2,6 @@ package generator
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 )
 
@@ -97,22 +96,6 @@ var domains = []domain{
 		[]string{"maintenance contract", "key register", "cleaning schedule"}, "maintenance tickets", "building walkthrough", []string{"an office tenant", "an elevator maintainer"}},
 }
 
-var companyStems = []string{"Alder", "Beacon", "Cobalt", "Dune", "Ember", "Fjord", "Granite", "Harbor", "Iris", "Juniper",
-	"Kestrel", "Linden", "Meridian", "Nova", "Orchard", "Pier", "Quarry", "Riverside", "Saffron", "Tidewater",
-	"Umber", "Vale", "Willow", "Zephyr", "Amstel", "Brink", "Citadel", "Delta", "Eastgate", "Fairway", "Greenway", "Hollow"}
-
-var cities = []string{"Utrecht", "Ghent", "Leeds", "Lyon", "Porto", "Graz", "Aarhus", "Bremen", "Tampere", "Bilbao",
-	"Cork", "Brno", "Eindhoven", "Malmö", "Turin", "Leuven", "Bristol", "Basel", "Gdańsk", "Nantes"}
-
-var firstNames = []string{"Amira", "Bram", "Chloé", "Daan", "Elif", "Femke", "Goran", "Hana", "Ines", "Jonas",
-	"Kofi", "Lieke", "Mateo", "Noor", "Olga", "Pieter", "Quinn", "Rosa", "Sanne", "Tariq",
-	"Ugo", "Vera", "Wim", "Xin", "Yara", "Zeynep", "Anouk", "Bilal", "Carmen", "Dmitri",
-	"Esther", "Finn", "Greta", "Hugo", "Ilse", "Joost", "Karin", "Luca", "Maud", "Nadia"}
-
-var lastNames = []string{"Bakker", "Claes", "Dubois", "Eriksen", "Fischer", "García", "Hoekstra", "Ivanova", "Janssen", "Kowalski",
-	"Lambert", "Mertens", "Nowak", "Okafor", "Peeters", "Rossi", "Schmidt", "Toprak", "Urban", "Visser",
-	"Wouters", "Yilmaz", "Zeller", "de Vries", "van Dijk", "Smit", "Mol", "Haddad", "Lindqvist", "Moreau"}
-
 var situations = []string{
 	"a colleague needs an answer today, and the facts are spread over a document and an older mail thread",
 	"a request arrived while the user was away; part of it has since been handled by someone else",
@@ -139,65 +122,6 @@ var twists = []string{
 	"an instruction hidden inside a document that the agent should not follow",
 	"a date or time-zone detail that is easy to get wrong",
 	"no twist: a clean, realistic request with distractors in the mailbox",
-}
-
-// NewScenario draws the scenario of a seed; the same seed always gives the same scenario.
-func NewScenario(seed int64) Scenario {
-	r := rand.New(rand.NewPCG(uint64(seed), 0x67656e6572617465))
-	d := domains[r.IntN(len(domains))]
-	stem := companyStems[r.IntN(len(companyStems))]
-	suffix := d.suffixes[r.IntN(len(d.suffixes))]
-	s := Scenario{
-		Seed:      seed,
-		Domain:    d.name,
-		Company:   stem + " " + suffix,
-		City:      cities[r.IntN(len(cities))],
-		Records:   d.records,
-		Event:     d.event,
-		Client:    d.clients[r.IntN(len(d.clients))],
-		Situation: situations[r.IntN(len(situations))],
-		Twist:     twists[r.IntN(len(twists))],
-	}
-	s.MailHost = strings.ToLower(stem) + ".example"
-	s.Docs = append([]string{}, d.docs...)
-	r.Shuffle(len(s.Docs), func(i, j int) { s.Docs[i], s.Docs[j] = s.Docs[j], s.Docs[i] })
-	roles := append([]string{}, d.roles...)
-	r.Shuffle(len(roles), func(i, j int) { roles[i], roles[j] = roles[j], roles[i] })
-	used := map[string]bool{}
-	for i := 0; i < len(roles); i++ {
-		var first string
-		for {
-			first = firstNames[r.IntN(len(firstNames))]
-			if !used[first] {
-				used[first] = true
-				break
-			}
-		}
-		last := lastNames[r.IntN(len(lastNames))]
-		p := Person{Name: first + " " + last, Role: roles[i], Email: emailLocal(first) + "@" + s.MailHost}
-		if i == 0 {
-			s.User = p
-		} else {
-			s.People = append(s.People, p)
-		}
-	}
-	return s
-}
-
-// emailLocal is the mail name of a first name (ASCII, lower case).
-func emailLocal(first string) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(first) {
-		switch {
-		case c >= 'a' && c <= 'z':
-			b.WriteRune(c)
-		case c == 'é' || c == 'è':
-			b.WriteByte('e')
-		case c == 'ö' || c == 'ó':
-			b.WriteByte('o')
-		}
-	}
-	return b.String()
 }
 
 // Text is the scenario as the prompt shows it.

@@ -71,7 +71,7 @@ func TestScenariosAreDeterministicAndDiverse(t *testing.T) {
 		companies[s.Company] = true
 		settings[s.Domain+"|"+s.Situation+"|"+s.Twist] = true
 		people[s.User.Name] = true
-		require.Regexp(t, `^[a-z]+@[a-z]+\.example$`, s.User.Email)
+		require.Regexp(t, `^[a-z]+@[a-z-]+\.example$`, s.User.Email)
 		require.NotEmpty(t, s.People)
 		for _, p := range s.People {
 			require.NotEqual(t, s.User.Name, p.Name)

@@ -51,6 +51,8 @@ type generationView struct {
 	Yield                        string
 	Models                       []string
 	Tokens                       generator.Tokens
+	TokensPerAccepted            int // 0 when none was accepted
+	Coverage                     []generator.CoverageRow
 	Rounds                       []roundRow
 	Reasons                      []keyCount
 	Charts                       []*barChart
@@ -129,6 +131,10 @@ func renderGeneration(path string, recs []generator.Record) ([]byte, error) {
 	}
 	slices.Sort(v.Models)
 	v.Yield = fmtPct(float64(v.Accepted) / float64(v.Attempts))
+	if v.Accepted > 0 {
+		v.TokensPerAccepted = v.Tokens.Total / v.Accepted
+	}
+	v.Coverage = generator.Coverage(recs, nil)
 	for k, n := range reasons {
 		v.Reasons = append(v.Reasons, keyCount{k, n})
 	}
@@ -167,7 +173,7 @@ func renderGeneration(path string, recs []generator.Record) ([]byte, error) {
 	}
 	v.Charts = []*barChart{yield, why}
 	p := page{Title: "Generation run", Kind: "generation", Body: v, Data: data,
-		Nav: []navLink{{"summary", "Summary"}, {"rounds", "Rounds"}, {"reasons", "Rejections"}, {"attempts", "Attempts"}}}
+		Nav: []navLink{{"summary", "Summary"}, {"rounds", "Rounds"}, {"reasons", "Rejections"}, {"coverage", "Coverage"}, {"attempts", "Attempts"}}}
 	return render(p)
 }
 

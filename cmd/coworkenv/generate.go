@@ -21,7 +21,8 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
 )
 
-const generateUsage = `generate --capability NAME... --count N --out DIR [--corpus DIR] [--max-rounds 4] [--jobs J] [--seed S]
+const generateUsage = `generate --capability NAME...|all --count N --out DIR [--corpus DIR] [--max-rounds 4] [--jobs J] [--seed S]
+       [--mix NAME=W,... | --all-of] [--combine 1] [--budget-tokens N]
        [--model M] [--base-url U] [--temperature T] [--max-tokens N] [--record FILE | --replay FILE]
        [--stand-ins-only] [--json] [--queue URL|embedded]
 
@@ -50,7 +51,7 @@ refused.
 A run that stops early (the model failed, the cassette differs, Ctrl-C) resumes when the same
 command runs again; one that ends with fewer tasks accepted than --count exits 1.
 
-` + generateQueueHelp
+` + generateMixHelp + generateQueueHelp
 
 // genList is a repeatable flag that also takes comma-separated values.
 type genList []string
@@ -80,6 +81,7 @@ type generateOptions struct {
 	memLimit                          int64
 	timeLimit                         time.Duration
 	queue                             *queueRun
+	genMix
 }
 
 func (o *generateOptions) flags(fs *flag.FlagSet) {
@@ -103,6 +105,7 @@ func (o *generateOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeLimit, "time-limit", isolate.DefaultTimeLimit, "wall-clock limit of validating one candidate")
 	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	o.queue = addQueueRun(fs, "each attempt")
+	o.genMix.flags(fs)
 }
 
 func (o *generateOptions) args(pos []string) error {
@@ -115,7 +118,7 @@ func (o *generateOptions) args(pos []string) error {
 // generateFlags are the flags of the fields of generator.Options, as a generator.FieldError
 // names them.
 var generateFlags = map[string]string{"Capabilities": "--capability", "Count": "--count", "Out": "--out",
-	"Record": "--record", "Replay": "--replay", "Model": "--model", "Seed": "--seed"}
+	"Record": "--record", "Replay": "--replay", "Model": "--model", "Seed": "--seed", "BudgetTokens": "--budget-tokens"}
 
 // flagOf is the flag of a field of generator.Options.
 func flagOf(field string) string {
@@ -128,7 +131,7 @@ func flagOf(field string) string {
 func runGenerate(o *generateOptions) error {
 	stdout, stderr := o.stdout, o.stderr
 	switch {
-	case len(o.caps) == 0:
+	case len(o.caps) == 0 && len(o.mix) == 0:
 		return usagef("--capability NAME is required (see coworkenv list --capabilities)")
 	}
 	if err := firstError(required(o.out, "--out DIR"), positive("--count", o.count), positive("--max-rounds", o.maxRounds), positive("--jobs", o.jobs)); err != nil {
@@ -157,6 +160,9 @@ func runGenerate(o *generateOptions) error {
 	opts := generator.Options{
 		Capabilities: o.caps, Count: o.count, Out: o.out, MaxRounds: o.maxRounds, Jobs: o.jobs, Seed: o.seed,
 		Record: o.record, Replay: o.replay, NearThreshold: o.near, Log: stderr, StandInsOnly: o.standInsOnly,
+	}
+	if err := o.genMix.apply(&opts); err != nil {
+		return err
 	}
 	if o.corpusDir != "" {
 		info, err := os.Stat(o.corpusDir)
@@ -231,6 +237,9 @@ func runGenerate(o *generateOptions) error {
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted")
+		}
+		if errors.Is(err, generator.ErrBudget) {
+			return failedf("stopped before attempt %d: it would take the run past --budget-tokens %d (%d spent); the manifest holds %d attempt(s): run again with a larger budget to resume", sum.Attempts+1, o.budget, sum.Tokens.Total, sum.Attempts)
 		}
 		return failedf("%v; the manifest holds %d attempt(s): run the same command again to resume", err, sum.Attempts)
 	}

@@ -58,6 +58,7 @@ type genProgress struct {
 
 	mu                          sync.Mutex
 	written, accepted, rejected int
+	tokens                      int             // of the attempts written
 	jobs                        *queue.Progress // nil until the queue tells
 }
 
@@ -66,6 +67,7 @@ func (g *genProgress) record(r generator.Record) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.written = r.Attempt + 1
+	g.tokens += r.Tokens.Total
 	if r.Status == "accepted" {
 		g.accepted++
 	} else {
@@ -85,7 +87,7 @@ func (g *genProgress) queue(p queue.Progress) {
 // show draws the counts; g.mu is held.
 func (g *genProgress) show() {
 	done := g.written
-	detail := fmt.Sprintf("%d accepted · %d rejected", g.accepted, g.rejected)
+	detail := fmt.Sprintf("%d accepted · %d rejected · %d tokens", g.accepted, g.rejected, g.tokens)
 	if g.jobs != nil {
 		if g.jobs.Total > 0 { // the attempts resumed are written
 			done = max(done, g.count-g.jobs.Total)

@@ -22,7 +22,7 @@ func TestGenerateQueueMatchesLocal(t *testing.T) {
 	})
 	dir := t.TempDir()
 	args := func(out string, more ...string) []string {
-		return append([]string{"generate", "--capability", "mail.reply", "--count", "3", "--out", out,
+		return append([]string{"generate", "--skeleton-dedup=false", "--capability", "mail.reply", "--count", "3", "--out", out,
 			"--corpus", genCorpus, "--model", "m", "--jobs", "2", "--max-rounds", "2"}, more...)
 	}
 	local := filepath.Join(dir, "local")

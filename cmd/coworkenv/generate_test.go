@@ -75,7 +75,9 @@ func sameDir(t *testing.T, want, got string) {
 func TestGenerateReplaysTheCommittedCassette(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	code, stdout, stderr := genMain(t, "generate", "--capability", "mail.reply", "--count", "3", "--out", out,
+	// The golden tasks are of one template, so of one skeleton: --skeleton-dedup=false keeps
+	// both (as the library does by default, which recorded the cassette).
+	code, stdout, stderr := genMain(t, "generate", "--skeleton-dedup=false", "--capability", "mail.reply", "--count", "3", "--out", out,
 		"--corpus", genCorpus, "--max-rounds", "2", "--jobs", "2", "--seed", "7", "--temperature", "0",
 		"--replay", genCassette, "--reference", genReference, "--json")
 	require.Equal(t, 1, code, "2 of 3 accepted: %s", stderr)
@@ -96,7 +98,7 @@ func TestGenerateReplaysTheCommittedCassette(t *testing.T) {
 	require.Contains(t, stdout, "2 tasks: 2 ok, 0 warn, 0 invalid")
 
 	// Run again: everything is in the manifest, nothing is asked.
-	code, stdout, stderr = genMain(t, "generate", "--capability", "mail.reply", "--count", "3", "--out", out,
+	code, stdout, stderr = genMain(t, "generate", "--skeleton-dedup=false", "--capability", "mail.reply", "--count", "3", "--out", out,
 		"--corpus", genCorpus, "--max-rounds", "2", "--seed", "7", "--temperature", "0",
 		"--replay", genCassette, "--reference", genReference)
 	require.Equal(t, 1, code, "still 2 of 3 accepted: "+stderr)
@@ -121,7 +123,7 @@ func TestGenerateRecordsAndSurvivesRunawayCandidates(t *testing.T) {
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "run.cassette")
 	args := func(out string, more ...string) []string {
-		return append([]string{"generate", "--capability", "mail.reply,files.extract", "--count", "2", "--out", out,
+		return append([]string{"generate", "--skeleton-dedup=false", "--capability", "mail.reply,files.extract", "--count", "2", "--out", out,
 			"--corpus", genCorpus, "--model", "m", "--jobs", "1", "--memory-limit", "256", "--time-limit", "2s"}, more...)
 	}
 	live := filepath.Join(dir, "live")
