@@ -112,7 +112,7 @@ func prompt(t Task, o Options) string {
 		b.WriteString("- " + string(s) + "\n")
 	}
 	b.WriteString("\n## What the validator already tried\n\n")
-	b.WriteString("The task passed all of these probes: each replays the reference solution changed in one way, and the verifier caught every change. Do not repeat them; find what they miss.\n\n")
+	b.WriteString("The validator runs these probes on every task (each replays the reference solution changed in one way) and reports what they find on its own. Do not repeat them; find what they miss.\n\n")
 	for _, p := range validate.Probes() {
 		fmt.Fprintf(&b, "- %s: %s\n", p.Code, p.Doc)
 	}
