@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/validate/redteam"
 	"io"
 	"net/http"
 	"os"
@@ -37,6 +38,8 @@ const Format = "coworkenv-cassette/1"
 type Header struct {
 	Format string `json:"format"`
 	Model  string `json:"model"`
+	// RedTeam is the red team of the recorded run (nil: none), which a replay takes.
+	RedTeam *redteam.Options `json:"red_team,omitempty"`
 }
 
 // Exchange is one recorded request and its answer.
@@ -125,6 +128,11 @@ type Recorder struct {
 // NewRecorder creates the cassette at path (or, with appendTo, continues it: a resumed run),
 // sending requests through next (nil: http.DefaultTransport).
 func NewRecorder(path string, appendTo bool, model string, next http.RoundTripper) (*Recorder, error) {
+	return NewRecorderWith(path, appendTo, Header{Model: model}, next)
+}
+
+// NewRecorderWith is NewRecorder with the header's fields (Format is set here).
+func NewRecorderWith(path string, appendTo bool, h Header, next http.RoundTripper) (*Recorder, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
@@ -138,7 +146,8 @@ func NewRecorder(path string, appendTo bool, model string, next http.RoundTrippe
 	}
 	r := &Recorder{upstream: next, f: f, w: bufio.NewWriter(f)}
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		if err := r.write(Header{Format: Format, Model: model}); err != nil {
+		h.Format = Format
+		if err := r.write(h); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -240,6 +249,9 @@ func Load(path string) (*Player, error) {
 	}
 	return p, nil
 }
+
+// Header is the cassette's header.
+func (p *Player) Header() Header { return p.header }
 
 // Model is the model the cassette was recorded with.
 func (p *Player) Model() string { return p.header.Model }
