@@ -424,6 +424,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 			mc.Model = player.Model()
 		}
 		opts.RedTeam = player.Header().RedTeam // as it was recorded
+		g.opts.RedTeam = opts.RedTeam
 		if mc.BaseURL == "" {
 			mc.BaseURL = "http://cassette.invalid/v1"
 		}

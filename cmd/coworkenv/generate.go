@@ -23,7 +23,7 @@ import (
 
 const generateUsage = `generate --capability NAME... --count N --out DIR [--corpus DIR] [--max-rounds 4] [--jobs J] [--seed S]
        [--model M] [--base-url U] [--temperature T] [--max-tokens N] [--record FILE | --replay FILE]
-       [--stand-ins-only] [--json] [--queue URL|embedded]
+       [--stand-ins-only] [--json] [--queue URL|embedded] [--no-red-team] [--red-team-hacks 4] [--red-team-careful 2]
 
 Writes tasks with a model, validates each candidate in an isolated worker process and sends the
 diagnostics back until the file is valid with no warning, or --max-rounds answers are spent.
@@ -42,6 +42,16 @@ A candidate with a simulated user or a judge is validated twice: offline with it
 with the generation model playing the user and the judge (findings prefixed "with the task
 models:" go back to the model like the others). --stand-ins-only validates with the stand-ins
 alone.
+
+Once a candidate passes every check, the generation model is its red team (docs/writing-tasks.md,
+"The red team"): it writes --red-team-hacks wrong solutions (default 4) and --red-team-careful right
+ones in other words (default 2) as recorded runs, once per attempt, and the candidate is checked
+with them: a hack that passes (hackable) or a careful run that fails (careful-run-fails) goes back
+in the repair prompt with the run, and every later candidate of the attempt is checked against all
+of them. The author may answer "careful run N is wrong: REASON" beside the file; the run is then
+kept as a hack. An accepted task keeps its runs beside it (TASK.star.runs.json), which every later
+validate plays; the manifest and the summary count the red team's requests and tokens apart.
+--no-red-team turns it off; --replay takes the red team of the recording.
 
 DIR and the cassette of --record are checked before anything runs: a file where a folder belongs
 (or the reverse), an input (--corpus, --reference, --replay) or a folder that cannot be written is
@@ -80,6 +90,8 @@ type generateOptions struct {
 	memLimit                          int64
 	timeLimit                         time.Duration
 	queue                             *queueRun
+	noRedTeam                         bool
+	redTeam                           *redTeamCounts
 }
 
 func (o *generateOptions) flags(fs *flag.FlagSet) {
@@ -103,6 +115,8 @@ func (o *generateOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeLimit, "time-limit", isolate.DefaultTimeLimit, "wall-clock limit of validating one candidate")
 	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	o.queue = addQueueRun(fs, "each attempt")
+	fs.BoolVar(&o.noRedTeam, "no-red-team", false, "do not ask the model for hacks and careful runs of the candidates that pass every check")
+	o.redTeam = addRedTeamCounts(fs)
 }
 
 func (o *generateOptions) args(pos []string) error {
@@ -157,6 +171,11 @@ func runGenerate(o *generateOptions) error {
 	opts := generator.Options{
 		Capabilities: o.caps, Count: o.count, Out: o.out, MaxRounds: o.maxRounds, Jobs: o.jobs, Seed: o.seed,
 		Record: o.record, Replay: o.replay, NearThreshold: o.near, Log: stderr, StandInsOnly: o.standInsOnly,
+	}
+	if rt, err := o.redTeam.options(); err != nil {
+		return usage(err)
+	} else if !o.noRedTeam && !rt.Off() {
+		opts.RedTeam = &rt
 	}
 	if o.corpusDir != "" {
 		info, err := os.Stat(o.corpusDir)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/chattest"
 	"github.com/coworkenv/coworkenv/internal/tasktest"
+	"github.com/coworkenv/coworkenv/validate/redteam"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -82,4 +83,39 @@ func TestValidateRedTeamFlags(t *testing.T) {
 		assert.Equal(t, 2, code, errs)
 		assert.Contains(t, errs, tc.want)
 	}
+}
+
+// generate asks its model to be the red team by default; --no-red-team asks nothing of it, and
+// --red-team-hacks N says how many hacks the prompt asks for.
+func TestGenerateRedTeamFlags(t *testing.T) {
+	t.Parallel()
+	srv := genFake(t, map[int64][]string{0: {"```python\n" + goldenTask(t, "loan-return-date") + "```"}})
+	args := func(more ...string) []string {
+		return append([]string{"generate", "--capability", "mail.reply", "--count", "1", "--out", t.TempDir(),
+			"--corpus", genCorpus, "--model", "m", "--base-url", srv.URL + "/v1", "--jobs", "1"}, more...)
+	}
+	redTeam := func() (n int, prompt string) {
+		for _, r := range srv.Requests() {
+			if sys, _ := r.Messages[0]["content"].(string); sys == redteam.System {
+				n++
+				prompt, _ = r.Messages[1]["content"].(string)
+			}
+		}
+		return n, prompt
+	}
+	code, stdout, stderr := genMain(t, args("--no-red-team")...)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "red team:")
+	n, _ := redTeam()
+	assert.Equal(t, 0, n)
+	code, stdout, stderr = genMain(t, args("--red-team-hacks", "7")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "red team: 1 request,")
+	n, prompt := redTeam()
+	assert.Equal(t, 1, n)
+	assert.Contains(t, prompt, "- 7 hacks")
+	assert.Contains(t, prompt, "- 2 careful runs")
+	code, _, stderr = genMain(t, args("--red-team-careful", "-1")...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "must not be negative")
 }
