@@ -31,6 +31,7 @@ import (
 	"github.com/coworkenv/coworkenv/generator/cassette"
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/refdoc"
+	"github.com/coworkenv/coworkenv/internal/reqcache"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -107,10 +108,14 @@ type Summary struct {
 	Rejections    map[string]int `json:"rejections"`      // rejected attempts per diagnostic code
 	Tokens        Tokens         `json:"tokens"`
 	// RedTeam counts the red team's requests and tokens over every attempt (not in Tokens).
-	RedTeam  RedTeamSummary `json:"red_team"`
-	Resumed  int            `json:"resumed"` // attempts found done in the manifest
-	Out      string         `json:"out"`
-	Manifest string         `json:"manifest"`
+	RedTeam RedTeamSummary `json:"red_team"`
+	// Requests counts the HTTP requests of this run's model clients (not of resumed attempts),
+	// and those of them sent to the model: the others were answered from the run's cache. nil
+	// for a run on a queue (its workers send them).
+	Requests *reqcache.Stats `json:"requests,omitempty"`
+	Resumed  int             `json:"resumed"` // attempts found done in the manifest
+	Out      string          `json:"out"`
+	Manifest string          `json:"manifest"`
 }
 
 // WriteText prints the summary for people.
@@ -217,6 +222,8 @@ type gen struct {
 	// models answer for the simulated users and judges of the candidates in validation (the
 	// model of the run); nil with StandInsOnly.
 	models *isolate.TaskModels
+	// cache answers the identical requests of every model client of the run once.
+	cache *reqcache.Cache
 }
 
 // ErrUsage marks errors in the options (the command line exits 2 on them).
@@ -330,6 +337,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	sum.Resumed = start
 	sum.Out = opts.Out
 	sum.Manifest = filepath.Join(opts.Out, ManifestFile)
+	st := g.cache.Stats()
+	sum.Requests = &st
 	if runErr != nil {
 		return sum, runErr
 	}
@@ -474,6 +483,14 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		g.opts.Model.HTTPClient = client
 		closeFn = func() { rec.Close() }
 	}
+	// Every client of the run shares one cache in front of the cassette: identical requests (the
+	// candidates' simulated users and judges, above all) are sent, and recorded, once.
+	var next http.RoundTripper
+	if g.opts.Model.HTTPClient != nil {
+		next = g.opts.Model.HTTPClient.Transport
+	}
+	g.cache = reqcache.New(next)
+	g.opts.Model.HTTPClient = g.cache.Client(g.opts.Model.HTTPClient)
 	if _, err := modelagent.NewChat(g.opts.Model); err != nil {
 		return nil, 0, nil, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "modelagent: "))
 	}

@@ -181,3 +181,52 @@ func strictWithRuns(t *testing.T, dir string) {
 	rep.WriteText(&buf, false)
 	require.False(t, rep.Failed(true), buf.String())
 }
+
+// The request cache: a generation run over the simulated-user testdata (the model writes a task
+// whose reference asks its simulated user, then the repair; it plays that user in every run of
+// the validation, and is the red team) sends each distinct request body at most once, although
+// its clients ask many twice: those are answered from the run's cache. A replay of its cassette
+// asks nobody and gives the same manifest.
+func TestOneRequestPerDistinctBody(t *testing.T) {
+	t.Parallel()
+	srv := chattest.New(t, func(r *chattest.Request) chattest.Answer {
+		if isRedTeam(r) {
+			return chattest.Answer{Body: chattest.Say("```json\n[]\n```")}
+		}
+		return generating(r)
+	})
+	out, cas := t.TempDir(), filepath.Join(t.TempDir(), "run.cassette")
+	opts := options(t, &fakeModel{srv}, out, 1)
+	opts.Capabilities = []string{"files.extract"}
+	opts.RedTeam = &redteam.Defaults
+	opts.Record = cas
+	sum, err := generator.Run(context.Background(), opts)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Accepted)
+	require.Equal(t, 1, sum.RedTeam.Requests)
+
+	seen := map[string]int{}
+	for _, r := range srv.Requests() {
+		seen[string(r.Body)]++
+	}
+	for body, n := range seen {
+		assert.Equal(t, 1, n, "sent %d times: %.300s", n, body)
+	}
+	sent := len(srv.Requests())
+	require.NotNil(t, sum.Requests)
+	assert.Equal(t, sent, sum.Requests.Sent)
+	assert.Greater(t, sum.Requests.Asked, sent, "some of the user model's requests were asked before")
+	lines := strings.Count(strings.TrimSpace(mustRead(t, cas)), "\n")
+	assert.Equal(t, sent, lines, "each request is recorded once")
+
+	srv.Close()
+	again := t.TempDir()
+	opts = options(t, &fakeModel{srv}, again, 1)
+	opts.Capabilities = []string{"files.extract"}
+	opts.RedTeam = &redteam.Defaults // the cassette's settings win
+	opts.Model.BaseURL, opts.Replay, opts.Record = "", cas, ""
+	_, err = generator.Run(context.Background(), opts)
+	require.NoError(t, err)
+	assert.Equal(t, mustRead(t, filepath.Join(out, generator.ManifestFile)), mustRead(t, filepath.Join(again, generator.ManifestFile)))
+	assert.Len(t, srv.Requests(), sent, "the replay asked nobody")
+}

@@ -53,6 +53,10 @@ kept as a hack. An accepted task keeps its runs beside it (TASK.star.runs.json),
 validate plays; the manifest and the summary count the red team's requests and tokens apart.
 --no-red-team turns it off; --replay takes the red team of the recording.
 
+Every model client of a run (the author, the candidates' simulated users and judges, the red
+team) shares one cache: an identical request is sent, and recorded, once; a replay answers a
+request by its body. stderr says how many requests the run made and how many the cache answered.
+
 DIR and the cassette of --record are checked before anything runs: a file where a folder belongs
 (or the reverse), an input (--corpus, --reference, --replay) or a folder that cannot be written is
 refused.
@@ -252,6 +256,9 @@ func runGenerate(o *generateOptions) error {
 			err = errors.New("interrupted")
 		}
 		return failedf("%v; the manifest holds %d attempt(s): run the same command again to resume", err, sum.Attempts)
+	}
+	if r := sum.Requests; r != nil && r.Asked > 0 {
+		fmt.Fprintf(stderr, "model requests: %d, %d sent (%d answered from the run's cache)\n", r.Asked, r.Sent, r.Asked-r.Sent)
 	}
 	fmt.Fprintf(stderr, "done in %s\n", time.Since(start).Round(time.Millisecond))
 	if sum.Accepted < o.count {

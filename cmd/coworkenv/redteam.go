@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ func addRedTeamFlags(fs *flag.FlagSet) *redTeamFlags {
 }
 
 // check reads the flags: nil when no red team is asked for.
-func (f *redTeamFlags) check(stderr io.Writer) (*redTeam, error) {
+func (f *redTeamFlags) check(stderr io.Writer, client *http.Client) (*redTeam, error) {
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	if !given["red-team-model"] {
@@ -94,7 +95,7 @@ func (f *redTeamFlags) check(stderr io.Writer) (*redTeam, error) {
 		return nil, fmt.Errorf("--red-team-hacks and --red-team-careful are both 0: the red team would write nothing")
 	}
 	var mu sync.Mutex
-	cfg := modelagent.FromEnv(modelagent.Config{Model: name, BaseURL: f.baseURL, OnRetry: func(attempt int, delay time.Duration, reason error) {
+	cfg := modelagent.FromEnv(modelagent.Config{Model: name, BaseURL: f.baseURL, HTTPClient: client, OnRetry: func(attempt int, delay time.Duration, reason error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, "coworkenv validate: red-team request failed (%v); retry %d in %s\n", reason, attempt, delay.Round(time.Millisecond))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/internal/reqcache"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/report"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -98,7 +99,13 @@ func runValidate(o *validateOptions) error {
 	if err != nil {
 		return usage(err)
 	}
-	rt, err := o.redTeam.check(stderr)
+	// the models of the run (users, judges, red team) share one cache: an identical request is
+	// sent once
+	cache := reqcache.New(nil)
+	if tm != nil {
+		tm.Base.HTTPClient = cache.Client(tm.Base.HTTPClient)
+	}
+	rt, err := o.redTeam.check(stderr, cache.Client(nil))
 	if err != nil {
 		return usage(err)
 	}
