@@ -22,8 +22,10 @@ import (
 // weak copy of it that passes every check and lets a wrong reply hidden in the trash through,
 // and the fake red team's runs for it: that hack, a careful run in other words, and a "careful"
 // run that is wrong (a new mail, not a reply in Xin's thread).
-func strongLoan(t *testing.T) string {
-	s := mustRead(t, "testdata/cassette/golden/loan-return-date.star")
+func strongLoan(t testing.TB) string {
+	data, err := os.ReadFile("testdata/cassette/golden/loan-return-date.star")
+	require.NoError(t, err)
+	s := string(data)
 	return s[strings.Index(s, "\n\n")+2:]
 }
 
