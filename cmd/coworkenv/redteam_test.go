@@ -119,3 +119,22 @@ func TestGenerateRedTeamFlags(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "must not be negative")
 }
+
+// validate's models share one cache: with a user and a judge model, every request body reaches
+// its model once, though the runs of a check ask many again.
+func TestValidateModelsAskEachRequestOnce(t *testing.T) {
+	modelEnv(t)
+	user, judge := newChatFake(t, reportUserPolicy("The April one, please.")), newChatFake(t, countJudgePolicy)
+	dir := modelTasks(t)
+	code, out, errs := cli(t, append([]string{"validate", dir}, taskModelArgs(user, judge)...)...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	for _, f := range []*chatFake{user, judge} {
+		reqs := f.srv.Requests()
+		require.NotEmpty(t, reqs)
+		seen := map[string]bool{}
+		for _, r := range reqs {
+			assert.False(t, seen[string(r.Body)], "sent twice: %.200s", r.Body)
+			seen[string(r.Body)] = true
+		}
+	}
+}
