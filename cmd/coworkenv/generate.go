@@ -258,7 +258,8 @@ func runGenerate(o *generateOptions) error {
 		return failedf("%v; the manifest holds %d attempt(s): run the same command again to resume", err, sum.Attempts)
 	}
 	if r := sum.Requests; r != nil && r.Asked > 0 {
-		fmt.Fprintf(stderr, "model requests: %d, %d sent (%d answered from the run's cache)\n", r.Asked, r.Sent, r.Asked-r.Sent)
+		fmt.Fprintf(stderr, "model requests: %d, %d sent (%d answered from the run's cache, %d tokens not paid again); the answers sent: %d prompt + %d completion tokens, the simulated users' and judges' included\n",
+			r.Asked, r.Sent, r.Asked-r.Sent, r.SavedTokens, r.PromptTokens, r.CompletionTokens)
 	}
 	fmt.Fprintf(stderr, "done in %s\n", time.Since(start).Round(time.Millisecond))
 	if sum.Accepted < o.count {

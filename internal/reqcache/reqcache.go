@@ -13,6 +13,7 @@ package reqcache
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,6 +39,12 @@ type Stats struct {
 	// answered from it).
 	Asked int `json:"asked"`
 	Sent  int `json:"sent"`
+	// PromptTokens and CompletionTokens add up the usage of the successful answers of the
+	// requests sent (the "usage" of a chat completion); SavedTokens the total tokens of the
+	// answers given from the cache, which were not paid for again.
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	SavedTokens      int `json:"saved_tokens"`
 }
 
 type entry struct {
@@ -46,6 +53,7 @@ type entry struct {
 }
 
 type answer struct {
+	usage  usage
 	status int
 	proto  string
 	header http.Header
@@ -110,6 +118,9 @@ func (c *Cache) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, req.Context().Err()
 		}
 		if e.kept != nil {
+			c.mu.Lock()
+			c.stats.SavedTokens += e.kept.usage.Prompt + e.kept.usage.Completion
+			c.mu.Unlock()
 			return e.kept.response(req), nil
 		}
 		c.mu.Lock() // the first failed: whoever is first now sends
@@ -130,11 +141,15 @@ func (c *Cache) RoundTrip(req *http.Request) (*http.Response, error) {
 		if rerr != nil {
 			err, resp = rerr, nil
 		} else {
-			kept = &answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header.Clone(), body: data}
+			kept = &answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header.Clone(), body: data, usage: usageOf(data)}
 			resp.Body = io.NopCloser(bytes.NewReader(data))
 		}
 	}
 	c.mu.Lock()
+	if kept != nil {
+		c.stats.PromptTokens += kept.usage.Prompt
+		c.stats.CompletionTokens += kept.usage.Completion
+	}
 	if kept != nil && c.bytes+len(kept.body) <= MaxBytes {
 		c.bytes += len(kept.body)
 		e.kept = kept
@@ -158,4 +173,21 @@ func (a *answer) response(req *http.Request) *http.Response {
 		ContentLength: int64(len(a.body)),
 		Request:       req,
 	}
+}
+
+// usage is the token usage a chat completion reports.
+type usage struct {
+	Prompt     int `json:"prompt_tokens"`
+	Completion int `json:"completion_tokens"`
+}
+
+// usageOf reads the usage of an answer's body (zero when it has none).
+func usageOf(body []byte) usage {
+	var a struct {
+		Usage usage `json:"usage"`
+	}
+	if json.Unmarshal(body, &a) != nil {
+		return usage{}
+	}
+	return a.Usage
 }

@@ -74,7 +74,7 @@ func TestIdenticalRequestsSentOnce(t *testing.T) {
 	_, path := post(t, c, srv.URL+"/v2", "same")
 	assert.Equal(t, "same #3", path)
 	assert.EqualValues(t, 3, n.Load())
-	assert.Equal(t, reqcache.Stats{Asked: 11, Sent: 3}, cache.Stats())
+	assert.Equal(t, reqcache.Stats{Asked: 11, Sent: 3}, cache.Stats(), "answers without usage count no token")
 }
 
 // A failed answer is not kept: the next identical request is sent again.
@@ -91,4 +91,21 @@ func TestFailuresAreNotKept(t *testing.T) {
 	_, body = post(t, c, srv.URL, "fail once")
 	assert.Equal(t, "fail once #2", body)
 	assert.EqualValues(t, 2, n.Load())
+}
+
+// The tokens of the answers sent are added up, and those of the answers given again from the
+// cache counted as saved.
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		io.WriteString(w, `{"usage": {"prompt_tokens": `+string(rune('0'+len(body)))+`, "completion_tokens": 2, "total_tokens": 0}}`)
+	}))
+	t.Cleanup(srv.Close)
+	cache := reqcache.New(nil)
+	c := cache.Client(nil)
+	post(t, c, srv.URL, "abc")
+	post(t, c, srv.URL, "abc")
+	post(t, c, srv.URL, "abcde")
+	assert.Equal(t, reqcache.Stats{Asked: 3, Sent: 2, PromptTokens: 8, CompletionTokens: 4, SavedTokens: 5}, cache.Stats())
 }
