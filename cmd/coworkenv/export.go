@@ -73,7 +73,8 @@ func exportUsage() string {
 		isolationHelp + "\n\n" +
 		"Left out for the kind's own rule (sft keeps passed episodes), or for model-error and interrupted,\n" +
 		"is what was asked; left out because a trace is unreadable, could not be verified, diverged on replay\n" +
-		"or was recorded with other task files makes the exit status 1."
+		"or was recorded with other task files makes the exit status 1. So does an export that keeps no\n" +
+		"episode at all, whatever the reasons (said on stderr): PATH then holds nothing to train on."
 }
 
 // exportMain is `coworkenv export`: `export tasks`, which reads tasks (export_tasks.go), or
@@ -235,6 +236,19 @@ func (o *exportOptions) export() error {
 		fmt.Fprintf(stdout, "; %d without a system message", sum.NoSystem)
 	}
 	fmt.Fprintln(stdout)
+	if sum.Kept == 0 {
+		// nothing to train or evaluate on: said on stderr, and the exit status is 1, so that a
+		// script does not go on with an empty file
+		why := "every trace was left out"
+		if sum.Unreadable > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d unreadable", sum.Unreadable))
+		}
+		if len(reasons) > 0 {
+			why += " (" + strings.Join(reasons, ", ") + ")"
+		}
+		fmt.Fprintf(stderr, "%s: no episode written to %s: %s\n", prefix, o.out, why)
+		return errNegative
+	}
 	if sum.Failed() {
 		return errNegative // a trace left out as unreadable, unverified, diverged or changed
 	}
