@@ -31,9 +31,12 @@ import (
 	"github.com/coworkenv/coworkenv/generator/cassette"
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/refdoc"
+	"github.com/coworkenv/coworkenv/internal/reqcache"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
+	"github.com/coworkenv/coworkenv/validate/redteam"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -104,6 +107,10 @@ type Options struct {
 	Log io.Writer
 	// OnRecord, when set, is called after each attempt is committed to the manifest.
 	OnRecord func(Record)
+	// RedTeam, when set, asks the model for hacks and careful runs of each candidate that passes
+	// every check (redteam.go), once per attempt; nil: no red team. A replay takes the red team
+	// of its cassette's recording instead.
+	RedTeam *redteam.Options
 }
 
 // Summary is the outcome of a run (of every attempt in the manifest, resumed ones included).
@@ -122,11 +129,17 @@ type Summary struct {
 	// outcome.
 	Coverage []CoverageRow `json:"coverage"`
 	// Budget is the token budget, when the run had one; BudgetStop says the budget stopped it.
-	Budget     int    `json:"budget_tokens,omitempty"`
-	BudgetStop bool   `json:"budget_stop,omitempty"`
-	Resumed    int    `json:"resumed"` // attempts found done in the manifest
-	Out        string `json:"out"`
-	Manifest   string `json:"manifest"`
+	Budget     int  `json:"budget_tokens,omitempty"`
+	BudgetStop bool `json:"budget_stop,omitempty"`
+	// RedTeam counts the red team's requests and tokens over every attempt (not in Tokens).
+	RedTeam RedTeamSummary `json:"red_team"`
+	// Requests counts the HTTP requests of this run's model clients (not of resumed attempts),
+	// and those of them sent to the model: the others were answered from the run's cache. nil
+	// for a run on a queue (its workers send them).
+	Requests *reqcache.Stats `json:"requests,omitempty"`
+	Resumed  int             `json:"resumed"` // attempts found done in the manifest
+	Out      string          `json:"out"`
+	Manifest string          `json:"manifest"`
 }
 
 // WriteText prints the summary for people.
@@ -165,6 +178,11 @@ func (s *Summary) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
+	if s.RedTeam.Requests > 0 {
+		fmt.Fprintf(w, "red team: %d request%s, %d prompt + %d completion = %d tokens; %d hack%s and %d careful run%s written, %d kept beside accepted tasks\n",
+			s.RedTeam.Requests, plural(s.RedTeam.Requests), s.RedTeam.Tokens.Prompt, s.RedTeam.Tokens.Completion, s.RedTeam.Tokens.Total,
+			s.RedTeam.Hacks, plural(s.RedTeam.Hacks), s.RedTeam.Careful, plural(s.RedTeam.Careful), s.RedTeam.Kept)
+	}
 	if len(s.Coverage) > 1 || (len(s.Coverage) == 1 && s.Coverage[0].Asked != s.Attempts) {
 		fmt.Fprintln(w, "coverage:")
 		WriteCoverage(w, s.Coverage)
@@ -189,6 +207,15 @@ func summarize(recs []Record) *Summary {
 		s.Attempts++
 		allRounds += r.Rounds
 		s.Tokens.add(r.Tokens)
+		if rt := r.RedTeam; rt != nil {
+			s.RedTeam.Requests += rt.Requests
+			s.RedTeam.Tokens.add(rt.Tokens)
+			s.RedTeam.Hacks += rt.Hacks
+			s.RedTeam.Careful += rt.Careful
+			if rt.Runs != "" && r.Status == "accepted" {
+				s.RedTeam.Kept++
+			}
+		}
 		if r.Status == "accepted" {
 			s.Accepted++
 			accRounds += r.Rounds
@@ -238,6 +265,8 @@ type gen struct {
 	mix *mixPlan
 	// ref is the language reference in parts.
 	ref *reference
+	// cache answers the identical requests of every model client of the run once.
+	cache *reqcache.Cache
 }
 
 // ErrUsage marks errors in the options (the command line exits 2 on them).
@@ -373,6 +402,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	sum.Resumed = start
 	sum.Out = opts.Out
 	sum.Manifest = filepath.Join(opts.Out, ManifestFile)
+	st := g.cache.Stats()
+	sum.Requests = &st
 	if runErr != nil {
 		return sum, runErr
 	}
@@ -430,6 +461,9 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 	if opts.Record != "" && opts.Replay != "" {
 		return nil, 0, nil, nil, fieldErr(true, []string{"Record", "Replay"}, "%[1]s and %[2]s cannot be used together")
 	}
+	if opts.RedTeam != nil && opts.RedTeam.Off() {
+		opts.RedTeam = nil
+	}
 	g = &gen{opts: *opts, names: map[string]string{}, desc: map[string]string{}, support: map[string][]byte{}}
 	g.ref = parseReference(opts.Reference)
 	g.system = systemPrompt(g.ref.core())
@@ -483,6 +517,8 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		if mc.Model == "" {
 			mc.Model = player.Model()
 		}
+		opts.RedTeam = player.Header().RedTeam // as it was recorded
+		g.opts.RedTeam = opts.RedTeam
 		if mc.BaseURL == "" {
 			mc.BaseURL = "http://cassette.invalid/v1"
 		}
@@ -520,7 +556,7 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		if mc.HTTPClient != nil && mc.HTTPClient.Transport != nil {
 			base = mc.HTTPClient.Transport
 		}
-		rec, err := cassette.NewRecorder(opts.Record, start > 0, mc.Model, base)
+		rec, err := cassette.NewRecorderWith(opts.Record, start > 0, cassette.Header{Model: mc.Model, RedTeam: opts.RedTeam}, base)
 		if err != nil {
 			return nil, 0, nil, nil, fieldErr(false, []string{"Record"}, "%[1]s: %[2]v", err)
 		}
@@ -533,6 +569,14 @@ func setup(ctx context.Context, opts *Options) (g *gen, start int, records []Rec
 		g.opts.Model.HTTPClient = client
 		closeFn = func() { rec.Close() }
 	}
+	// Every client of the run shares one cache in front of the cassette: identical requests (the
+	// candidates' simulated users and judges, above all) are sent, and recorded, once.
+	var next http.RoundTripper
+	if g.opts.Model.HTTPClient != nil {
+		next = g.opts.Model.HTTPClient.Transport
+	}
+	g.cache = reqcache.New(next)
+	g.opts.Model.HTTPClient = g.cache.Client(g.opts.Model.HTTPClient)
 	if _, err := modelagent.NewChat(g.opts.Model); err != nil {
 		return nil, 0, nil, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "modelagent: "))
 	}
@@ -629,6 +673,9 @@ func (g *gen) resume(ctx context.Context, records []Record) error {
 			if err := os.Remove(path); err != nil {
 				return err
 			}
+			if err := os.Remove(runsFileOf(path)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
 			g.logf("removed %s: its attempt %d was not committed before the run stopped", path, a)
 		}
 	}
@@ -680,7 +727,8 @@ func (g *gen) logRecord(r *Record) {
 // outcome is the result of an attempt before it is committed.
 type outcome struct {
 	rec  Record
-	src  string // the last candidate
+	runs []*recorded.Run // the red team's runs, kept beside an accepted task
+	src  string          // the last candidate
 	hash string
 	sh   map[uint64]struct{}
 	desc string
@@ -708,6 +756,7 @@ func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, erro
 	g.mu.Unlock()
 	msgs, lean := g.firstMessages(d, i, seed, seen, desc, sentRef)
 	known := append(append([]*entry{}, g.corpus...), seen...)
+	var runs []*recorded.Run // the red team's, once asked
 	for round := 1; round <= g.opts.MaxRounds; round++ {
 		send := msgs
 		if round > 1 { // a repair: the first request without its example
@@ -728,11 +777,31 @@ func (g *gen) attempt(ctx context.Context, i int, seen []*entry) (*outcome, erro
 			ev = &evaluation{diags: []dsl.Diagnostic{d}}
 			out.src = ""
 		} else {
-			ev, err = g.evaluate(ctx, code, known, d.Caps)
+			if out.rec.RedTeam != nil {
+				out.rec.RedTeam.Disputed += disputes(ans.Text, runs)
+			}
+			ev, err = g.evaluate(ctx, code, known, d.Caps, runs)
 			if err != nil {
 				return nil, err
 			}
-			out.src, out.hash, out.sh, out.desc = code, ev.hash, ev.shingles, ev.desc
+			if len(runs) > 0 && ev.task != "" && ev.task != runs[0].Task && ev.twin == nil {
+				forTask(runs, ev.task) // renamed: check it again with the runs
+				if ev, err = g.evaluate(ctx, code, known, d.Caps, runs); err != nil {
+					return nil, err
+				}
+			}
+			if g.opts.RedTeam != nil && out.rec.RedTeam == nil && len(ev.diags) == 0 && ev.twin == nil {
+				out.rec.RedTeam = &RedTeamRecord{}
+				if runs, err = g.redTeam(ctx, chat, ev, code, out.rec.RedTeam); err != nil {
+					return nil, err
+				}
+				if len(runs) > 0 {
+					if ev, err = g.evaluate(ctx, code, known, d.Caps, runs); err != nil {
+						return nil, err
+					}
+				}
+			}
+			out.src, out.hash, out.sh, out.desc, out.runs = code, ev.hash, ev.shingles, ev.desc, runs
 		}
 		out.rec.Task = ev.task
 		out.rec.MultiTurn = ev.multi
@@ -782,20 +851,21 @@ type evaluation struct {
 	hash     string
 	shingles map[uint64]struct{}
 	twin     *entry
-	multi    bool // the task has more than one turn or a simulated user
+	multi    bool              // the task has more than one turn or a simulated user
+	info     *isolate.TaskInfo // the task's, when the file declares one
 }
 
 // evaluate checks a candidate: an exact duplicate first (before running anything), then the
 // validator in a worker, a near-duplicate, and the generator's own rules (one task, the wanted
 // capabilities, a new name).
-func (g *gen) evaluate(ctx context.Context, src string, known []*entry, caps []string) (*evaluation, error) {
+func (g *gen) evaluate(ctx context.Context, src string, known []*entry, caps []string, runs []*recorded.Run) (*evaluation, error) {
 	ev := &evaluation{hash: SourceHash(src)}
 	if e, _ := twin(known, ev.hash, nil, 0); e != nil {
 		ev.twin = e
 		ev.diags = []dsl.Diagnostic{duplicateDiag(e, -1)}
 		return ev, nil
 	}
-	res, err := g.opts.Pool.Run(ctx, isolate.Job{Files: g.candidateFiles(src), Check: []string{CandidateFile}, Setup: true, Models: g.models})
+	res, err := g.opts.Pool.Run(ctx, isolate.Job{Files: g.candidateFiles(src), Check: []string{CandidateFile}, Setup: true, Models: g.models, Runs: runs})
 	if err != nil {
 		return nil, err
 	}
@@ -814,6 +884,7 @@ func (g *gen) evaluate(ctx context.Context, src string, known []*entry, caps []s
 		ev.task = res.Tasks[0].Name
 		ev.desc = res.Tasks[0].Description
 		ev.multi = res.Tasks[0].Turns > 1 || res.Tasks[0].Simulated
+		ev.info = &res.Tasks[0]
 	}
 	if len(res.Tasks) == 1 && res.Tasks[0].Setup != "" {
 		ti := res.Tasks[0]
@@ -935,6 +1006,16 @@ func (g *gen) commit(o *outcome, mw *manifestWriter) (*Record, error) {
 	}
 	if rec.Status == "accepted" {
 		rec.File = rec.Task + ".star"
+		if len(o.runs) > 0 {
+			data, err := sidecarOf(o.runs)
+			if err != nil {
+				return nil, err
+			}
+			rec.RedTeam.Runs = runsFileOf(rec.File)
+			if err := atomicfile.WriteFile(filepath.Join(g.opts.Out, rec.RedTeam.Runs), data); err != nil {
+				return nil, err
+			}
+		}
 		if err := atomicfile.WriteFile(filepath.Join(g.opts.Out, rec.File), []byte(header(rec)+o.src)); err != nil {
 			return nil, err
 		}

@@ -41,6 +41,9 @@ type Record struct {
 	// History lists the diagnostic codes of every round, in order.
 	History [][]string `json:"history"`
 	Tokens  Tokens     `json:"tokens"`
+	// RedTeam is what the red team did (nil when it was not asked: Options.RedTeam nil, or no
+	// candidate passed the checks). Its tokens are not in Tokens.
+	RedTeam *RedTeamRecord `json:"red_team,omitempty"`
 }
 
 // Tokens counts the tokens the model reported.

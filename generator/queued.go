@@ -28,6 +28,8 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/queue"
+	"github.com/coworkenv/coworkenv/runtime/recorded"
+	"github.com/coworkenv/coworkenv/validate/redteam"
 )
 
 // QueueName is the queue of queued generation, and the kind of its jobs.
@@ -66,6 +68,7 @@ type runSpec struct {
 	SkeletonDedup bool                   `json:"skeleton_dedup,omitempty"`
 	Model         *isolate.ModelSettings `json:"model"`
 	StandInsOnly  bool                   `json:"stand_ins_only"`
+	RedTeam       *redteam.Options       `json:"red_team,omitempty"`
 	System        string                 `json:"system"`
 	Reference     string                 `json:"reference"` // the whole reference, cut into parts by the worker
 	// Taxonomy lists the corpus's capabilities, in order (null: the corpus has none).
@@ -110,6 +113,8 @@ type attemptAnswer struct {
 	Hash        string `json:"hash"`
 	Shingles    []byte `json:"shingles"` // packed as in entryJSON
 	Description string `json:"description"`
+	// Runs are the red team's runs, kept beside an accepted task.
+	Runs []*recorded.Run `json:"runs,omitempty"`
 }
 
 // RunQueued is Run with the attempts run by workers of the queue q (see the top of this file).
@@ -214,7 +219,7 @@ func RunQueued(ctx context.Context, opts Options, q *queue.Queue, progress func(
 // runSpec is what the attempts of g's run share.
 func (g *gen) runSpec() runSpec {
 	r := runSpec{Capabilities: g.opts.Capabilities, Mix: g.mix, Reference: g.opts.Reference, Seed: g.opts.Seed, MaxRounds: g.opts.MaxRounds, NearThreshold: g.opts.NearThreshold, SkeletonDedup: g.opts.SkeletonDedup,
-		Model: isolate.SettingsOf(g.opts.Model), StandInsOnly: g.opts.StandInsOnly, System: g.system,
+		Model: isolate.SettingsOf(g.opts.Model), StandInsOnly: g.opts.StandInsOnly, RedTeam: g.opts.RedTeam, System: g.system,
 		Corpus: []entryJSON{}, Names: g.names, Support: g.support}
 	if g.tax != nil {
 		r.Taxonomy = []capabilityJSON{}
@@ -339,7 +344,7 @@ func Handler(pool *isolate.Pool, getenv func(string) string, log io.Writer) queu
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(attemptAnswer{Record: o.rec, Source: o.src, Hash: o.hash, Shingles: packShingles(o.sh), Description: o.desc})
+		return json.Marshal(attemptAnswer{Record: o.rec, Source: o.src, Hash: o.hash, Shingles: packShingles(o.sh), Description: o.desc, Runs: o.runs})
 	}
 }
 
@@ -504,7 +509,7 @@ func (r *workerRun) gen(desc map[string]string, pool *isolate.Pool, getenv func(
 	}
 	g := &gen{
 		opts: Options{Capabilities: s.Capabilities, Seed: s.Seed, MaxRounds: s.MaxRounds, NearThreshold: s.NearThreshold, SkeletonDedup: s.SkeletonDedup,
-			Model: cfg, StandInsOnly: s.StandInsOnly, Pool: pool, Log: log},
+			Model: cfg, StandInsOnly: s.StandInsOnly, RedTeam: s.RedTeam, Pool: pool, Log: log},
 		system: s.System, mix: s.Mix, ref: parseReference(s.Reference), names: s.Names, support: s.Support, desc: desc, tax: r.tax, examples: r.examples, corpus: r.corpus,
 	}
 	if !s.StandInsOnly {
@@ -531,7 +536,7 @@ func readAttemptAnswer(data []byte, i int) (*outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the worker's answer: %v", err)
 	}
-	return &outcome{rec: a.Record, src: a.Source, hash: a.Hash, sh: sh, desc: a.Description}, nil
+	return &outcome{rec: a.Record, src: a.Source, hash: a.Hash, sh: sh, desc: a.Description, runs: a.Runs}, nil
 }
 
 func packEntry(e *entry) entryJSON {

@@ -74,7 +74,12 @@ def _solve_told(agent):
 // generatingModel writes asking, then told, for the attempt of seed 100; as the user model, it
 // does not say which report it means, and is done with anything else.
 func generatingModel(t *testing.T) *chattest.Server {
-	return chattest.New(t, func(r *chattest.Request) chattest.Answer {
+	return chattest.New(t, generating)
+}
+
+// generating is generatingModel's answer.
+func generating(r *chattest.Request) chattest.Answer {
+	{
 		if _, err := chattest.Seed(r); err == nil {
 			switch r.Rounds() {
 			case 0:
@@ -89,7 +94,7 @@ func generatingModel(t *testing.T) *chattest.Server {
 			return chattest.Answer{Body: chattest.Say("I don't know, sorry.")}
 		}
 		return chattest.Answer{Body: chattest.Say("DONE")}
-	})
+	}
 }
 
 // isGeneration tells the generator's own requests from those of the model as the candidates'

@@ -2,10 +2,12 @@ package isolate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/workspace/services"
 )
@@ -30,6 +32,9 @@ type TaskInfo struct {
 	// Setup is a canonical text of the state right after setup: file paths and contents, mail,
 	// events and records. Empty when it was not asked for or setup failed.
 	Setup string `json:"setup,omitempty"`
+	// Tools are the JSON schemas of the task's tools, as an agent is given them (what a red
+	// team is shown: package validate/redteam).
+	Tools []json.RawMessage `json:"tools,omitempty"`
 }
 
 // Describe returns the facts of a loaded task; withSetup also runs its setup (within lim) for
@@ -37,6 +42,9 @@ type TaskInfo struct {
 func Describe(ctx context.Context, t *dsl.Task, lim dsl.Limits, withSetup bool) TaskInfo {
 	ti := TaskInfo{Name: t.Name, File: t.File, Line: int(t.Pos.Line), Col: int(t.Pos.Col),
 		Description: t.Description, Capabilities: append([]string{}, t.Capabilities...), Turns: len(t.Turns), Seed: t.Seed, Simulated: t.Simulated()}
+	for _, s := range t.Tools {
+		ti.Tools = append(ti.Tools, json.RawMessage(jsonv.MustEncode(s.Schema())))
+	}
 	for _, turn := range t.Turns {
 		if turn.UserFn == nil {
 			ti.Prompts = append(ti.Prompts, turn.User)

@@ -53,9 +53,11 @@ type generationView struct {
 	Tokens                       generator.Tokens
 	TokensPerAccepted            int // 0 when none was accepted
 	Coverage                     []generator.CoverageRow
-	Rounds                       []roundRow
-	Reasons                      []keyCount
-	Charts                       []*barChart
+	// RedTeam counts the red team's requests, tokens and runs (Requests 0: it was not asked).
+	RedTeam generator.RedTeamSummary
+	Rounds  []roundRow
+	Reasons []keyCount
+	Charts  []*barChart
 }
 
 // roundRow is one round of repair: how many attempts got that far, how many were accepted in it,
@@ -94,6 +96,17 @@ func renderGeneration(path string, recs []generator.Record) ([]byte, error) {
 		v.Tokens.Prompt += r.Tokens.Prompt
 		v.Tokens.Completion += r.Tokens.Completion
 		v.Tokens.Total += r.Tokens.Total
+		if rt := r.RedTeam; rt != nil {
+			v.RedTeam.Requests += rt.Requests
+			v.RedTeam.Tokens.Prompt += rt.Tokens.Prompt
+			v.RedTeam.Tokens.Completion += rt.Tokens.Completion
+			v.RedTeam.Tokens.Total += rt.Tokens.Total
+			v.RedTeam.Hacks += rt.Hacks
+			v.RedTeam.Careful += rt.Careful
+			if rt.Runs != "" && r.Status == "accepted" {
+				v.RedTeam.Kept++
+			}
+		}
 		if r.Model != "" {
 			models[r.Model] = true
 		}

@@ -66,6 +66,8 @@ var checks = []check{
 	{"blind-to-change", needPass, []checker{(*taskCheck).checkChange}},
 	{"recorded-hack-passes", needPass, []checker{(*taskCheck).checkRecordedHacks}},
 	{"recorded-careful-fails", needPass, []checker{(*taskCheck).checkRecordedCareful}},
+	{"hackable", needPass, []checker{(*taskCheck).checkRedTeamHacks}},
+	{"careful-run-fails", needPass, []checker{(*taskCheck).checkRedTeamCareful}},
 	{"unused-tool", needPass, []checker{(*taskCheck).checkUnusedTools}},
 }
 

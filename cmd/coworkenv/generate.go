@@ -24,7 +24,7 @@ import (
 const generateUsage = `generate --capability NAME...|all --count N --out DIR [--corpus DIR] [--max-rounds 4] [--jobs J] [--seed S]
        [--mix NAME=W,... | --all-of] [--combine 1] [--budget-tokens N]
        [--model M] [--base-url U] [--temperature T] [--max-tokens N] [--record FILE | --replay FILE]
-       [--stand-ins-only] [--json] [--queue URL|embedded]
+       [--stand-ins-only] [--json] [--queue URL|embedded] [--no-red-team] [--red-team-hacks 4] [--red-team-careful 2]
 
 Writes tasks with a model, validates each candidate in an isolated worker process and sends the
 diagnostics back until the file is valid with no warning, or --max-rounds answers are spent.
@@ -43,6 +43,20 @@ A candidate with a simulated user or a judge is validated twice: offline with it
 with the generation model playing the user and the judge (findings prefixed "with the task
 models:" go back to the model like the others). --stand-ins-only validates with the stand-ins
 alone.
+
+Once a candidate passes every check, the generation model is its red team (docs/writing-tasks.md,
+"The red team"): it writes --red-team-hacks wrong solutions (default 4) and --red-team-careful right
+ones in other words (default 2) as recorded runs, once per attempt, and the candidate is checked
+with them: a hack that passes (hackable) or a careful run that fails (careful-run-fails) goes back
+in the repair prompt with the run, and every later candidate of the attempt is checked against all
+of them. The author may answer "careful run N is wrong: REASON" beside the file; the run is then
+kept as a hack. An accepted task keeps its runs beside it (TASK.star.runs.json), which every later
+validate plays; the manifest and the summary count the red team's requests and tokens apart.
+--no-red-team turns it off; --replay takes the red team of the recording.
+
+Every model client of a run (the author, the candidates' simulated users and judges, the red
+team) shares one cache: an identical request is sent, and recorded, once; a replay answers a
+request by its body. stderr says how many requests the run made and how many the cache answered.
 
 DIR and the cassette of --record are checked before anything runs: a file where a folder belongs
 (or the reverse), an input (--corpus, --reference, --replay) or a folder that cannot be written is
@@ -82,6 +96,8 @@ type generateOptions struct {
 	timeLimit                         time.Duration
 	queue                             *queueRun
 	genMix
+	noRedTeam bool
+	redTeam   *redTeamCounts
 }
 
 func (o *generateOptions) flags(fs *flag.FlagSet) {
@@ -106,6 +122,8 @@ func (o *generateOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	o.queue = addQueueRun(fs, "each attempt")
 	o.genMix.flags(fs)
+	fs.BoolVar(&o.noRedTeam, "no-red-team", false, "do not ask the model for hacks and careful runs of the candidates that pass every check")
+	o.redTeam = addRedTeamCounts(fs)
 }
 
 func (o *generateOptions) args(pos []string) error {
@@ -163,6 +181,11 @@ func runGenerate(o *generateOptions) error {
 	}
 	if err := o.genMix.apply(&opts); err != nil {
 		return err
+	}
+	if rt, err := o.redTeam.options(); err != nil {
+		return usage(err)
+	} else if !o.noRedTeam && !rt.Off() {
+		opts.RedTeam = &rt
 	}
 	if o.corpusDir != "" {
 		info, err := os.Stat(o.corpusDir)
@@ -242,6 +265,10 @@ func runGenerate(o *generateOptions) error {
 			return failedf("stopped before attempt %d: it would take the run past --budget-tokens %d (%d spent); the manifest holds %d attempt(s): run again with a larger budget to resume", sum.Attempts+1, o.budget, sum.Tokens.Total, sum.Attempts)
 		}
 		return failedf("%v; the manifest holds %d attempt(s): run the same command again to resume", err, sum.Attempts)
+	}
+	if r := sum.Requests; r != nil && r.Asked > 0 {
+		fmt.Fprintf(stderr, "model requests: %d, %d sent (%d answered from the run's cache, %d tokens not paid again); the answers sent: %d prompt + %d completion tokens, the simulated users' and judges' included\n",
+			r.Asked, r.Sent, r.Asked-r.Sent, r.SavedTokens, r.PromptTokens, r.CompletionTokens)
 	}
 	fmt.Fprintf(stderr, "done in %s\n", time.Since(start).Round(time.Millisecond))
 	if sum.Accepted < o.count {

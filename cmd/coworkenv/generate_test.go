@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/coworkenv/coworkenv/internal/chattest"
+	"github.com/coworkenv/coworkenv/validate/redteam"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,13 +30,20 @@ func genMain(t *testing.T, args ...string) (int, string, string) {
 }
 
 // genFake is a chat-completions server answering each attempt (by the seed its prompt names)
-// from a script, round by round.
+// from a script, round by round. It is the red team too, one that finds nothing: it answers
+// the red team's requests with no run.
 func genFake(t *testing.T, script map[int64][]string) *chattest.Server {
-	return chattest.New(t, chattest.SeedScript{
+	gen := chattest.SeedScript{
 		Answers: script,
 		Missing: "no answer for seed %d round %d",
 		Tokens:  func(*chattest.Request, string) (int, int) { return 100, 50 },
-	}.Answer)
+	}.Answer
+	return chattest.New(t, func(r *chattest.Request) chattest.Answer {
+		if sys, _ := r.Messages[0]["content"].(string); sys == redteam.System {
+			return chattest.Answer{Body: chattest.Completion{Model: r.Model, Message: chattest.Text("```json\n[]\n```"), PromptTokens: 30, CompletionTokens: 5}.String()}
+		}
+		return gen(r)
+	})
 }
 
 // Candidates that stop their check: a string beyond the memory limit at once; one builtin call
@@ -131,6 +139,7 @@ func TestGenerateRecordsAndSurvivesRunawayCandidates(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "2 attempts: 2 accepted (0 first try), 0 rejected")
 	require.Contains(t, stdout, "tokens: 400 prompt + 200 completion = 600")
+	require.Contains(t, stdout, "red team: 2 requests, 60 prompt + 10 completion = 70 tokens; 0 hacks and 0 careful runs written, 0 kept beside accepted tasks", "asked by default, once per accepted candidate")
 	manifest, err := os.ReadFile(filepath.Join(live, "manifest.jsonl"))
 	require.NoError(t, err)
 	require.Contains(t, string(manifest), `"history":[["timeout"],[]]`)

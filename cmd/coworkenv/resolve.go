@@ -18,6 +18,7 @@ import (
 type source struct {
 	corpus *dsl.Corpus
 	files  []string // root-relative task files
+	dir    string   // the corpus root on disk ("" for the built-in corpus)
 }
 
 // openPath opens a file or folder on disk. The corpus root is the nearest folder at or above
@@ -74,7 +75,7 @@ func openPath(p string) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", display, unwrap(err))
 	}
-	src := &source{corpus: c}
+	src := &source{corpus: c, dir: root}
 	if info.IsDir() {
 		all, err := c.TaskFiles()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/internal/reqcache"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/report"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
@@ -19,13 +20,14 @@ import (
 )
 
 const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verbose] [--report FILE.html] [--in-process|--isolate] [--memory-limit MIB] [--time-limit DUR]\n" +
-	"         [--queue URL|embedded] [--user-model NAME] [--user-base-url URL] [--judge-model NAME] [--judge-base-url URL] [--runs FILE]\n\n" +
+	"         [--queue URL|embedded] [--user-model NAME] [--user-base-url URL] [--judge-model NAME] [--judge-base-url URL] [--runs FILE]\n" +
+	"         [--red-team-model NAME] [--red-team-base-url URL] [--red-team-hacks N] [--red-team-careful N] [--red-team-keep]\n\n" +
 	"Validates task files or corpus folders (default: the corpus built into the binary).\n" +
 	"--report FILE.html also writes the report as the page `coworkenv report` writes of validate --json\n" +
 	"output: the counts by status and by diagnostic code as charts, and every task, worst first, with its\n" +
 	"diagnostics and source lines. It is written whatever the verdict, and checked before anything runs.\n" +
 	isolationHelp + "\n\n" + validateRunsHelp + "\n\n" +
-	validateModelsHelp + "\n\n" + validateQueueHelp + "\n\n" + splitHelp
+	validateModelsHelp + "\n\n" + validateRedTeamHelp + "\n\n" + validateQueueHelp + "\n\n" + splitHelp
 
 // validateRunsHelp is the part of the usage text of validate about recorded runs.
 const validateRunsHelp = `Recorded runs (docs/writing-tasks.md, "Recorded runs") are played beside the checks of a task
@@ -60,6 +62,7 @@ type validateOptions struct {
 	taskModels            *taskModelFlags
 	queue                 *queueRun
 	split                 *splitFlags
+	redTeam               *redTeamFlags
 }
 
 func (o *validateOptions) flags(fs *flag.FlagSet) {
@@ -70,6 +73,7 @@ func (o *validateOptions) flags(fs *flag.FlagSet) {
 	o.iso = addIsolationFlags(fs, "file")
 	o.taskModels = addTaskModelFlags(fs, false)
 	o.queue = addQueueRun(fs, "every task file")
+	o.redTeam = addRedTeamFlags(fs)
 	reportFlag(fs, &o.report, "the report")
 	o.split = addSplitFlags(fs)
 	fs.Var(&o.runs, "runs", "also play the recorded runs of this file against the tasks they name (repeat for several; a task file's own, FILE.star.runs.json, are played anyway)")
@@ -96,6 +100,19 @@ func runValidate(o *validateOptions) error {
 	tm, err := validateModels(o.taskModels, stderr)
 	if err != nil {
 		return usage(err)
+	}
+	// the models of the run (users, judges, red team) share one cache: an identical request is
+	// sent once
+	cache := reqcache.New(nil)
+	if tm != nil {
+		tm.Base.HTTPClient = cache.Client(tm.Base.HTTPClient)
+	}
+	rt, err := o.redTeam.check(stderr, cache.Client(nil))
+	if err != nil {
+		return usage(err)
+	}
+	if rt != nil && o.queue.on() {
+		return usagef("--red-team-model: not with --queue (the red team runs where the checks run)")
 	}
 	if err := o.iso.checkUsed(o.iso.isolated(len(o.paths) == 0)); err != nil {
 		return usage(err)
@@ -156,22 +173,42 @@ func runValidate(o *validateOptions) error {
 			bar.Set(done, "")
 		}
 		opts.Runs = runs[i]
-		if o.iso.isolated(len(o.paths) == 0) {
-			if pool == nil {
-				if pool, err = o.iso.pool(o.jobs); err != nil {
-					return usage(err)
-				}
+		isolated := o.iso.isolated(len(o.paths) == 0)
+		if isolated && pool == nil {
+			if pool, err = o.iso.pool(o.jobs); err != nil {
+				return usage(err)
 			}
-			r, err = isolate.ValidateCorpusWith(context.Background(), pool, s.corpus, s.files, isolate.ValidateOptions{Progress: opts.Progress, Models: tm, Runs: runs[i]})
-		} else {
-			r, err = validate.Corpus(context.Background(), s.corpus, s.files, opts)
 		}
+		check := func(files []string, runs []*recorded.Run) (*validate.Report, error) {
+			if isolated {
+				return isolate.ValidateCorpusWith(context.Background(), pool, s.corpus, files, isolate.ValidateOptions{Progress: opts.Progress, Models: tm, Runs: runs})
+			}
+			vo := opts
+			vo.Runs = runs
+			return validate.Corpus(context.Background(), s.corpus, files, vo)
+		}
+		r, err = check(s.files, runs[i])
 		if err != nil {
 			return usage(err)
+		}
+		if rt != nil {
+			var local *isolate.Pool
+			if isolated {
+				local = pool
+			}
+			if r, err = rt.attack(context.Background(), s, local, o.jobs, runs[i], r, check); err != nil {
+				return usage(err)
+			}
 		}
 		rep.Merge(r)
 	}
 	bar.Close()
+	if rt != nil {
+		rt.mu.Lock()
+		fmt.Fprintf(stderr, "red team (%s): %d task%s attacked, %d request%s, %d prompt + %d completion = %d tokens\n", rt.name, rt.tasks, plural(rt.tasks),
+			rt.usage.Requests, plural(rt.usage.Requests), rt.usage.PromptTokens, rt.usage.CompletionTokens, rt.usage.TotalTokens)
+		rt.mu.Unlock()
+	}
 	if o.json {
 		fmt.Fprintln(stdout, jsonv.MustEncode(rep.JSON()))
 	} else {

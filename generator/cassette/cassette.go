@@ -9,7 +9,9 @@
 // are the bodies (JSON when they are JSON, else strings). Lines are written as the exchanges
 // happen, so attempts running side by side interleave; replay matches each request by its
 // attempt and its number within the attempt, and requires the same body (by SHA-256): any
-// difference is an error, so a replay never silently diverges from what was recorded. When an
+// difference is an error, so a replay never silently diverges from what was recorded. A body
+// recorded with a successful answer is answered so wherever it comes: a run answers identical
+// requests once (internal/reqcache), by whichever attempt sent it first, which timing decides. When an
 // attempt was recorded twice (a killed run that was resumed), the later recording wins.
 package cassette
 
@@ -23,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/validate/redteam"
 	"io"
 	"net/http"
 	"os"
@@ -37,6 +40,8 @@ const Format = "coworkenv-cassette/1"
 type Header struct {
 	Format string `json:"format"`
 	Model  string `json:"model"`
+	// RedTeam is the red team of the recorded run (nil: none), which a replay takes.
+	RedTeam *redteam.Options `json:"red_team,omitempty"`
 }
 
 // Exchange is one recorded request and its answer.
@@ -125,6 +130,11 @@ type Recorder struct {
 // NewRecorder creates the cassette at path (or, with appendTo, continues it: a resumed run),
 // sending requests through next (nil: http.DefaultTransport).
 func NewRecorder(path string, appendTo bool, model string, next http.RoundTripper) (*Recorder, error) {
+	return NewRecorderWith(path, appendTo, Header{Model: model}, next)
+}
+
+// NewRecorderWith is NewRecorder with the header's fields (Format is set here).
+func NewRecorderWith(path string, appendTo bool, h Header, next http.RoundTripper) (*Recorder, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
@@ -138,7 +148,8 @@ func NewRecorder(path string, appendTo bool, model string, next http.RoundTrippe
 	}
 	r := &Recorder{upstream: next, f: f, w: bufio.NewWriter(f)}
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		if err := r.write(Header{Format: Format, Model: model}); err != nil {
+		h.Format = Format
+		if err := r.write(h); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -205,6 +216,7 @@ type Player struct {
 	path   string
 	header Header
 	ex     map[[2]int]*Exchange
+	bySum  map[string]*Exchange // the last exchange of each request body
 	counter
 }
 
@@ -214,7 +226,7 @@ func Load(path string) (*Player, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Player{path: path, ex: map[[2]int]*Exchange{}}
+	p := &Player{path: path, ex: map[[2]int]*Exchange{}, bySum: map[string]*Exchange{}}
 	lines := strings.Split(string(data), "\n")
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" {
@@ -234,12 +246,16 @@ func Load(path string) (*Player, error) {
 			return nil, fmt.Errorf("%s:%d: not an exchange: %v", path, i+1, err)
 		}
 		p.ex[[2]int{ex.Attempt, ex.Seq}] = &ex
+		p.bySum[ex.RequestSHA256] = &ex
 	}
 	if p.header.Format == "" {
 		return nil, fmt.Errorf("%s: empty cassette", path)
 	}
 	return p, nil
 }
+
+// Header is the cassette's header.
+func (p *Player) Header() Header { return p.header }
 
 // Model is the model the cassette was recorded with.
 func (p *Player) Model() string { return p.header.Model }
@@ -258,14 +274,25 @@ func (p *Player) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	seq := p.counter.next(attempt)
+	got := sum(body)
+	if ex, ok := p.bySum[got]; ok && (ex.Status/100 == 2 || p.ex[[2]int{attempt, seq}] == ex) {
+		// the answer to this body, wherever it was recorded: identical requests of a run are
+		// answered once (internal/reqcache), by whichever attempt asked first
+		return p.answer(ex, req), nil
+	}
 	ex, ok := p.ex[[2]int{attempt, seq}]
 	if !ok {
 		return nil, fmt.Errorf("cassette %s: attempt %d makes request %d, which was not recorded (was the cassette recorded with other flags or a shorter run?)", p.path, attempt, seq+1)
 	}
-	if got := sum(body); got != ex.RequestSHA256 {
+	if got != ex.RequestSHA256 {
 		return nil, fmt.Errorf("cassette %s: attempt %d, request %d differs from the recording (sha256 %s, recorded %s): %s",
 			p.path, attempt, seq+1, got[:12], ex.RequestSHA256[:min(12, len(ex.RequestSHA256))], firstDifference(fromJSON(ex.Request), body))
 	}
+	return p.answer(ex, req), nil
+}
+
+// answer is the recorded response of ex.
+func (p *Player) answer(ex *Exchange, req *http.Request) *http.Response {
 	data := fromJSON(ex.Response)
 	return &http.Response{
 		Status:        fmt.Sprintf("%d %s", ex.Status, http.StatusText(ex.Status)),
@@ -277,7 +304,7 @@ func (p *Player) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body:          io.NopCloser(bytes.NewReader(data)),
 		ContentLength: int64(len(data)),
 		Request:       req,
-	}, nil
+	}
 }
 
 // firstDifference shows where two JSON bodies part, both re-encoded the same way so that layout

@@ -79,6 +79,11 @@ type Run struct {
 	// against that file's task of its name only. "" for a run given otherwise, played against
 	// every task of its name.
 	For string
+	// By names the red-team model that wrote the run in this check (package validate/redteam):
+	// the validator reports such a hack that passes as hackable and such a careful run that
+	// fails as careful-run-fails, not as a recorded run. "" for a run read from a file. It is not
+	// written to a runs file: a red-team run kept beside its task is a recorded run like any.
+	By string
 }
 
 // Turn is what the agent did in one turn.
@@ -179,14 +184,14 @@ type fileRun struct {
 }
 
 type fileTurn struct {
-	Asks  []string   `json:"asks"`
-	Calls []fileCall `json:"calls"`
+	Asks  []string   `json:"asks,omitempty"`
+	Calls []fileCall `json:"calls,omitempty"`
 	Reply *string    `json:"reply"`
 }
 
 type fileCall struct {
 	Name *string         `json:"name"`
-	Args json.RawMessage `json:"args"`
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // Parse reads the runs of a runs file. name is how messages name the file; def is the
@@ -402,4 +407,49 @@ func (li lineIndex) lineCol(off int) (int, int) {
 func (li lineIndex) at(off int) string {
 	line, col := li.lineCol(off)
 	return fmt.Sprintf("%d:%d", line, col)
+}
+
+// Marshal writes runs as a runs file (the format Parse reads): a JSON list, one run a line
+// group, each with its task, why, expect and turns; File, N, For and By are not written.
+func Marshal(runs []*Run) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("[")
+	for i, r := range runs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		line, err := r.MarshalLine()
+		if err != nil {
+			return nil, err
+		}
+		b.Write(line)
+	}
+	b.WriteString("\n]\n")
+	return b.Bytes(), nil
+}
+
+// MarshalLine is the run as one line of JSON, in the format of a runs file.
+func (r *Run) MarshalLine() ([]byte, error) {
+	fr := fileRun{Task: &r.Task, Why: &r.Why, Turns: []fileTurn{}}
+	if r.Expect != "" {
+		e := string(r.Expect)
+		fr.Expect = &e
+	}
+	for _, t := range r.Turns {
+		reply := t.Reply
+		ft := fileTurn{Asks: t.Asks, Reply: &reply}
+		for _, c := range t.Calls {
+			name := c.Name
+			ft.Calls = append(ft.Calls, fileCall{Name: &name, Args: c.Args})
+		}
+		fr.Turns = append(fr.Turns, ft)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fr); err != nil {
+		return nil, fmt.Errorf("%s: %v", r.Where(), err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
