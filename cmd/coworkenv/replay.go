@@ -37,7 +37,9 @@ const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--is
 	"the run, or absolute) and by its path inside its corpus (the first of its sources). Replay looks,\n" +
 	"in order: at the file as named, when that lies inside the corpus folder (--corpus, by default the\n" +
 	"current folder); for its path inside its corpus under the corpus folder, then under the trace's\n" +
-	"own folder and each folder above it (a rollout folder inside or beside its corpus); then in the\n" +
+	"own folder and each folder above it (a rollout folder inside or beside its corpus), and under\n" +
+	"each of those, for a task file of no corpus, in the folders the file as named has above it\n" +
+	"(tasks/ of tasks/t.star, beside runs/); then in the\n" +
 	"built-in corpus (a trace of it, corpus/..., or of a file with the same bytes). The first file with\n" +
 	"the bytes the trace records (the task file and every file it loads) is replayed; when none has\n" +
 	"them, the first file found, with a warning for each changed file; when none is found, the error\n" +
@@ -330,6 +332,9 @@ type tracedTask struct {
 //     the first source's, or the file as named in a trace without sources), under dir;
 //   - the same under the trace's own folder and each folder above it (a rollout folder lies inside
 //     or beside its corpus);
+//     and under each of them, for a task file of no corpus (its path inside it is its name), in
+//     the folders the file as named has above it (tasks/ of tasks/t.star: a project whose tasks
+//     and traces sit side by side), see recordedDirs;
 //   - the built-in corpus, for a trace of it ("corpus/...") or one of a file with its bytes.
 //
 // The first file with the bytes the trace records (trace.SameFiles: the task file and every file
@@ -353,9 +358,15 @@ func locateTraced(dir, tracePath string, start *trace.Start) (*tracedTask, error
 		if tracePath != "" {
 			if abs, err := filepath.Abs(tracePath); err == nil {
 				s.places = append(s.places, fmt.Sprintf("the trace's folder %s and those above it", filepath.Dir(tracePath)))
+				dirs := recordedDirs(start.File, rel)
 				for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 					if t := s.onDisk(d, rel, ""); t != nil {
 						return t, nil
+					}
+					for _, sub := range dirs {
+						if t := s.underRecordedDir(d, sub, rel); t != nil {
+							return t, nil
+						}
 					}
 					if filepath.Dir(d) == d {
 						break
