@@ -32,7 +32,9 @@ const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--is
 	"lib/x.star changed since the trace was recorded ...\"), and notes say what could not be checked (a\n" +
 	"trace of an older engine without sources or rand, an agent that cannot be run again). --json gives,\n" +
 	"per trace, matched, task_changed, changed (path, task, recorded, current for each file), notes and\n" +
-	"found (where the task file was, when not where the trace names it; null otherwise).\n\n" +
+	"found (where the task file was, when not where the trace names it; null otherwise).\n" +
+	"A trace of an interrupted episode (its end's code is interrupted) is replayed as far as it goes\n" +
+	"and stops there: \"matched up to its interruption\" (--json: interrupted, true), not a divergence.\n\n" +
 	"Where the task file is. A trace names it as given when it was recorded (relative to the folder of\n" +
 	"the run, or absolute) and by its path inside its corpus (the first of its sources). Replay looks,\n" +
 	"in order: at the file as named, when that lies inside the corpus folder (--corpus, by default the\n" +
@@ -89,6 +91,7 @@ func runReplay(o *replayOptions) error {
 	ctx := context.Background()
 	var results []jsonv.Value
 	matched, diverged, stopped, changed, failed := 0, 0, 0, 0, 0
+	interrupted := 0 // of the matched: traces of interrupted episodes, replayed as far as they go
 	bar := progress.New(stderr, "replay", len(paths))
 	defer bar.Close()
 	stdout = bar.Writer(stdout) // a line per trace, above a terminal's bar
@@ -133,10 +136,18 @@ func runReplay(o *replayOptions) error {
 					fmt.Fprintf(stdout, "%s: warning: %s\n", p, w)
 				}
 			}
+			entry.Set("interrupted", r.Interrupted)
 			if r.Matched() {
 				matched++
 				entry.Set("matched", true)
-				if !o.json {
+				if r.Interrupted {
+					interrupted++
+				}
+				switch {
+				case o.json:
+				case r.Interrupted:
+					fmt.Fprintf(stdout, "%s: matched up to its interruption (%s): the episode was interrupted; what it had not done then was not run\n", p, r.Task)
+				default:
 					fmt.Fprintf(stdout, "%s: matched (%s)\n", p, r.Task)
 				}
 			} else {
@@ -162,13 +173,18 @@ func runReplay(o *replayOptions) error {
 	bar.Close()
 	if o.json {
 		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("traces", results, "summary",
-			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed)))))
+			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed),
+				"interrupted", int64(interrupted)))))
 	} else if len(paths) > 1 {
 		stops := ""
 		if stopped > 0 {
 			stops = fmt.Sprintf(", %d stopped", stopped)
 		}
-		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
+		cut := ""
+		if interrupted > 0 {
+			cut = fmt.Sprintf(" (%d up to an interruption)", interrupted)
+		}
+		fmt.Fprintf(stdout, "%d traces: %d matched%s, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, cut, diverged, stops, changed, failed)
 	}
 	if diverged > 0 || stopped > 0 || failed > 0 {
 		return errNegative
