@@ -255,6 +255,11 @@ func verify(ctx context.Context, rp *replayer, data []byte, e *export.Episode) (
 	case r.Stopped != nil:
 		return "not verified (" + r.Stopped.Code + ")", r.Stopped.Message, true
 	}
+	if r.Result.Found != "" {
+		e.SetChecked(r.Result.Found)
+	} else {
+		e.SetChecked(r.Result.File)
+	}
 	switch why = export.ReplaySkip(r.Result); why {
 	case export.SkipChanged:
 		var files []string
