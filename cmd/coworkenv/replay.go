@@ -19,6 +19,7 @@ import (
 	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/internal/shown"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -98,13 +99,14 @@ func runReplay(o *replayOptions) error {
 	for i, p := range paths {
 		bar.Set(i, fmt.Sprintf("%d matched", matched))
 		r, err := rp.replay(ctx, p)
+		sp := shown.Name(p) // the path as printed
 		entry := jsonv.NewObject("trace", p)
 		switch {
 		case err != nil:
 			failed++
 			entry.Set("error", err.Error())
 			if !o.json {
-				fmt.Fprintf(stdout, "%s: error: %v\n", p, err)
+				fmt.Fprintf(stdout, "%s: error: %s\n", sp, shown.Text(err.Error()))
 			}
 		case r.Stopped != nil:
 			stopped++
@@ -112,7 +114,7 @@ func runReplay(o *replayOptions) error {
 			entry.Set("matched", false)
 			entry.Set("stopped", jsonv.NewObject("code", d.Code, "message", d.Message))
 			if !o.json {
-				fmt.Fprintf(stdout, "%s: %s: %s\n", p, d.Code, d.Message)
+				fmt.Fprintf(stdout, "%s: %s: %s\n", sp, d.Code, shown.Text(d.Message))
 			}
 		default:
 			r := r.Result
@@ -130,10 +132,10 @@ func runReplay(o *replayOptions) error {
 			}
 			if !o.json {
 				if r.Found != "" {
-					fmt.Fprintf(stdout, "%s: the task file is %s (the trace names %s)\n", p, r.Found, shownPath(r.File))
+					fmt.Fprintf(stdout, "%s: the task file is %s (the trace names %s)\n", sp, shown.Name(r.Found), shownPath(r.File))
 				}
 				for _, w := range r.Warnings() {
-					fmt.Fprintf(stdout, "%s: warning: %s\n", p, w)
+					fmt.Fprintf(stdout, "%s: warning: %s\n", sp, shown.Text(w))
 				}
 			}
 			entry.Set("interrupted", r.Interrupted)
@@ -146,9 +148,9 @@ func runReplay(o *replayOptions) error {
 				switch {
 				case o.json:
 				case r.Interrupted:
-					fmt.Fprintf(stdout, "%s: matched up to its interruption (%s): the episode was interrupted; what it had not done then was not run\n", p, r.Task)
+					fmt.Fprintf(stdout, "%s: matched up to its interruption (%s): the episode was interrupted; what it had not done then was not run\n", sp, shown.Name(r.Task))
 				default:
-					fmt.Fprintf(stdout, "%s: matched (%s)\n", p, r.Task)
+					fmt.Fprintf(stdout, "%s: matched (%s)\n", sp, shown.Name(r.Task))
 				}
 			} else {
 				diverged++
@@ -163,7 +165,7 @@ func runReplay(o *replayOptions) error {
 				entry.Set("matched", false)
 				entry.Set("divergence", jsonv.NewObject("event", int64(d.Line), "kind", d.Event, "turn", turn, "tool", tool, "args", targs, "diffs", stringsJSON(d.Diffs)))
 				if !o.json {
-					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", p, r.Task, d)
+					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", sp, shown.Name(r.Task), shown.Text(d.String()))
 				}
 			}
 		}
