@@ -109,7 +109,7 @@ func localPath(p string) bool {
 
 // ReadFile reads a trace.
 func ReadFile(path string) (*Episode, error) {
-	data, err := os.ReadFile(path)
+	data, err := trace.ReadFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

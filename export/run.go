@@ -3,9 +3,10 @@ package export
 import (
 	"context"
 	"errors"
-	"os"
 	"sort"
 	"strconv"
+
+	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
 // Sink writes the episodes of one export: a kind of output (sft, rl, atif, inspect).
@@ -92,7 +93,7 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 	}
 	for i, p := range paths {
 		progress(i)
-		data, err := os.ReadFile(p)
+		data, err := trace.ReadFile(p)
 		var e *Episode
 		if err == nil {
 			e, err = Decode(p, data)

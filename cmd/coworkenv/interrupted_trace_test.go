@@ -69,3 +69,20 @@ func TestInterruptedTraceReplaysAndExports(t *testing.T) {
 		assert.Contains(t, out, "skipped 1: 1 inconclusive (interrupted)", kind)
 	}
 }
+
+// A trace over the size limit of a trace is refused by export and replay with an error that
+// names the file and the limit, before it is read.
+func TestTooLargeTraceIsRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.Mkdir("runs", 0o755))
+	f, err := os.Create(filepath.Join("runs", "big.jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(128<<20+1))
+	require.NoError(t, f.Close())
+	code, out, errs := cli(t, "export", "sft", "runs", "--out", filepath.Join(t.TempDir(), "x.jsonl"))
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, errs, "skipping runs/big.jsonl: the trace is over the 128 MiB limit of a trace that replay, export and report read")
+	code, out, errs = cli(t, "replay", filepath.Join("runs", "big.jsonl"))
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, out+errs, "big.jsonl: error: the trace is over the 128 MiB limit")
+}

@@ -279,9 +279,9 @@ func (rp *replayer) close() {
 
 // replay replays the trace at path.
 func (rp *replayer) replay(ctx context.Context, path string) (*isolate.ReplayResult, error) {
-	data, err := os.ReadFile(path)
+	data, err := trace.ReadFile(path)
 	if err != nil {
-		return nil, unwrap(err)
+		return nil, err
 	}
 	events, err := trace.Read(bytes.NewReader(data))
 	if err != nil {
