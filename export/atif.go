@@ -444,6 +444,9 @@ func ATIF(e *Episode, system string) *jsonv.Object {
 	extra := jsonv.NewObject("task", e.Task(), "group", e.Group(), "file", e.OutFile(), "trace", filepath.ToSlash(e.Path),
 		"sample", sample, "seed", e.Seed(), "error", errv, "error_code", code,
 		"checks", checkObjects(e.end().Checks), "turns", e.turnVerdicts())
+	if sp := e.SplitOf(); sp != "" {
+		extra.Set("split", sp)
+	}
 
 	return jsonv.NewObject(
 		"schema_version", ATIFVersion,

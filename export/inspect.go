@@ -219,6 +219,9 @@ func (l *InspectLog) Add(e *Episode, system string) error {
 	}
 	metadata := jsonv.NewObject("task", e.Task(), "group", e.Group(), "file", e.OutFile(), "trace", strings.ReplaceAll(e.Path, "\\", "/"),
 		"sample", sampleNo, "seed", e.Seed(), "agent", e.Agent())
+	if sp := e.SplitOf(); sp != "" {
+		metadata.Set("split", sp)
+	}
 	if msg := e.Error(); msg != "" {
 		metadata.Set("error", msg)
 		metadata.Set("error_code", e.ErrorCode())

@@ -377,6 +377,9 @@ func RLLine(e *Episode, system string, o RLOptions) *jsonv.Object {
 		"agent", e.Agent(),
 		"reward", e.Reward(o.Reward),
 	)
+	if sp := e.Start().Split; sp != nil {
+		line.Set("split", sp.Name)
+	}
 	if o.Advantage != AdvantageNone && o.Credit == CreditEpisode {
 		line.Set("advantage", 0.0)
 	}

@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"sort"
 	"strconv"
@@ -38,12 +39,23 @@ type RunOptions struct {
 	OnUnreadable func(path string, err error)
 	OnLeftOut    func(path, why, detail string)
 	OnNoSystem   func(e *Episode, err error)
+	// Select, when it drops anything (Selection.Active), chooses among the episodes the kind
+	// keeps before any is verified: every trace is read once to choose, and the chosen ones again
+	// to verify and write them (a trace that changed in between is unreadable).
+	Select *Selection
+	// Refuse, when set, is asked about every episode read; an error stops the export before
+	// anything is written (export sft and rl refuse an episode of a test split).
+	Refuse func(e *Episode) error
 }
 
 // Summary is what an export did.
 type Summary struct {
 	// Traces were read, Kept episodes written.
 	Traces, Kept int
+	// Candidates are the episodes a Selection chose from (0 without one): those the kind keeps.
+	Candidates int
+	// Splits counts the episodes written by the split their trace records ("" for none).
+	Splits map[string]int
 	// Skipped counts the episodes left out by reason: the ones every kind leaves out (RLSkip),
 	// the kind's own (Sink.Skip), and the replay's.
 	Skipped map[string]int
@@ -80,7 +92,7 @@ var ErrInterrupted = errors.New("interrupted")
 // read. An error is ErrInterrupted (ctx is done during a replay) or a write's; either way the
 // sink is aborted and nothing is written.
 func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summary, error) {
-	sum := &Summary{Traces: len(paths), Skipped: map[string]int{}}
+	sum := &Summary{Traces: len(paths), Skipped: map[string]int{}, Splits: map[string]int{}}
 	systems := opts.Systems
 	if systems == nil {
 		systems = &Systems{}
@@ -91,19 +103,43 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 			opts.Progress(done, sum.Kept)
 		}
 	}
+	unreadable := func(p string, err error) {
+		if opts.OnUnreadable != nil {
+			opts.OnUnreadable(p, err)
+		}
+		sum.Unreadable++
+	}
+	var chosen map[int][32]byte // with a selection: the digest of each chosen trace, by index
+	if opts.Select.Active() {
+		var err error
+		if chosen, err = choose(paths, sink, opts, sum, unreadable); err != nil {
+			sink.Abort()
+			return sum, err
+		}
+	}
 	for i, p := range paths {
 		progress(i)
+		digest, ok := chosen[i]
+		if chosen != nil && !ok {
+			continue // unreadable, skipped or not chosen: counted by choose
+		}
 		data, err := trace.ReadFile(p)
 		var e *Episode
+		if err == nil && chosen != nil && sha256.Sum256(data) != digest {
+			err = errors.New("the trace changed while it was exported")
+		}
 		if err == nil {
 			e, err = Decode(p, data)
 		}
 		if err != nil {
-			if opts.OnUnreadable != nil {
-				opts.OnUnreadable(p, err)
-			}
-			sum.Unreadable++
+			unreadable(p, err)
 			continue
+		}
+		if opts.Refuse != nil && chosen == nil {
+			if err := opts.Refuse(e); err != nil {
+				sink.Abort()
+				return sum, err
+			}
 		}
 		why := RLSkip(e)
 		if why == "" {
@@ -146,10 +182,57 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 			return sum, err
 		}
 		sum.Kept++
+		sum.Splits[e.SplitOf()]++
 	}
 	progress(len(paths))
 	if err := sink.Commit(); err != nil {
 		return sum, err
 	}
 	return sum, nil
+}
+
+// choose reads every trace once and lets opts.Select choose among the episodes the kind keeps:
+// the digest of each chosen trace's bytes, by its index in paths. Unreadable traces, skipped
+// episodes and those not chosen are counted in sum.
+func choose(paths []string, sink Sink, opts RunOptions, sum *Summary, unreadable func(string, error)) (map[int][32]byte, error) {
+	var cands []candidate
+	digests := map[int][32]byte{}
+	for i, p := range paths {
+		data, err := trace.ReadFile(p)
+		var e *Episode
+		if err == nil {
+			e, err = Decode(p, data)
+		}
+		if err != nil {
+			unreadable(p, err)
+			continue
+		}
+		if opts.Refuse != nil {
+			if err := opts.Refuse(e); err != nil {
+				return nil, err
+			}
+		}
+		why := RLSkip(e)
+		if why == "" {
+			why = sink.Skip(e)
+		}
+		if why != "" {
+			sum.Skipped[why]++
+			continue
+		}
+		digests[i] = sha256.Sum256(data)
+		cands = append(cands, opts.Select.candidateOf(i, e))
+	}
+	sum.Candidates = len(cands)
+	kept, dropped := opts.Select.choose(cands)
+	for i, why := range dropped {
+		sum.Skipped[why]++
+		delete(digests, i)
+	}
+	for i := range digests {
+		if !kept[i] {
+			delete(digests, i) // not reached: every candidate is kept or dropped
+		}
+	}
+	return digests, nil
 }

@@ -92,7 +92,8 @@ var TaskRowFields = []string{"data_source", "prompt", "tools", "task", "seed", "
 //   - reward_model: {"style": "rule", "ground_truth": session as JSON text} (verl)
 //   - env_class: EnvClass (SkyRL)
 //   - reward_spec: {"method": "rule", "ground_truth": session as JSON text} (SkyRL)
-//   - extra_info: {"index", "task", "seed", "group"}
+//   - extra_info: {"index", "task", "seed", "group"}, and "split" and "family" when the trace
+//     records the task's split (export tasks --split...)
 func TaskRow(e *Episode, system string, capabilities []string, index int) (*jsonv.Object, error) {
 	if system == "" {
 		return nil, fmt.Errorf("%s: the trace records no system prompt (not a model agent's)", e.Path)
@@ -117,6 +118,11 @@ func TaskRow(e *Episode, system string, capabilities []string, index int) (*json
 	task, seed, group := e.Task(), e.Seed(), e.RLGroup()
 	session := func() *jsonv.Object { return jsonv.NewObject("task", task, "seed", seed) }
 	truth := jsonv.MustEncode(session())
+	extra := jsonv.NewObject("index", int64(index), "task", task, "seed", seed, "group", group)
+	if sp := e.Start().Split; sp != nil {
+		extra.Set("split", sp.Name)
+		extra.Set("family", sp.Family)
+	}
 	return jsonv.NewObject(
 		"data_source", DataSource,
 		"prompt", prompt,
@@ -130,6 +136,6 @@ func TaskRow(e *Episode, system string, capabilities []string, index int) (*json
 		"reward_model", jsonv.NewObject("style", "rule", "ground_truth", truth),
 		"env_class", EnvClass,
 		"reward_spec", jsonv.NewObject("method", "rule", "ground_truth", truth),
-		"extra_info", jsonv.NewObject("index", int64(index), "task", task, "seed", seed, "group", group),
+		"extra_info", extra,
 	), nil
 }

@@ -49,6 +49,8 @@ type Run struct {
 	Trace io.Writer
 	// Observer, when set, sees the episode too.
 	Observer episode.Observer
+	// Split, when set, is recorded in the trace's start event.
+	Split *trace.Split
 }
 
 // RunEpisode runs an episode in this process: setup with the run seed, the agent, the episode
@@ -89,7 +91,7 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 	var tw *trace.Writer
 	if r.Trace != nil {
 		start := trace.StartOf(p, r.Source, r.Seed, agent.Name())
-		start.System, start.Sources = system, r.Sources
+		start.System, start.Sources, start.Split = system, r.Sources, r.Split
 		if m, ok := agent.(*modelagent.Agent); ok {
 			start.Model = modelOf(m.Describe())
 		}
@@ -141,6 +143,8 @@ type Episode struct {
 	File, Task string
 	Seed       int64
 	Agent      Agent
+	// Split, when set, is recorded in the trace's start event.
+	Split *trace.Split
 }
 
 // Host is what this process does for an episode in a worker.
@@ -192,11 +196,12 @@ func (e *StartError) Error() string { return e.Msg }
 
 // episodeRequest and episodeAnswer are the protocol of an episode.
 type episodeRequest struct {
-	File  string `json:"file"`
-	Task  string `json:"task"`
-	Seed  int64  `json:"seed"`
-	Agent Agent  `json:"agent"`
-	Print bool   `json:"print"`
+	File  string       `json:"file"`
+	Task  string       `json:"task"`
+	Seed  int64        `json:"seed"`
+	Agent Agent        `json:"agent"`
+	Print bool         `json:"print"`
+	Split *trace.Split `json:"split,omitempty"`
 }
 
 type episodeAnswer struct {
@@ -236,7 +241,7 @@ func (p *Pool) Episode(ctx context.Context, ep Episode, host Host) (*EpisodeResu
 		},
 	}
 	req := &request{Display: ep.Display, Files: ep.Files,
-		Episode: &episodeRequest{File: ep.File, Task: ep.Task, Seed: ep.Seed, Agent: ep.Agent, Print: host.Print != nil}}
+		Episode: &episodeRequest{File: ep.File, Task: ep.Task, Seed: ep.Seed, Agent: ep.Agent, Print: host.Print != nil, Split: ep.Split}}
 	resp, st, err := p.do(ctx, req, sess)
 	switch {
 	case err != nil:
@@ -409,7 +414,7 @@ func serveEpisode(ctx context.Context, er *episodeRequest, corp *dsl.Corpus, lim
 		return resp
 	}
 	res, setup, err := RunEpisode(ctx, Run{Task: t, Source: f.Source, Sources: sources, Seed: er.Seed, Agent: er.Agent,
-		Model: workerModel(er.Agent.Model, c), Models: models, Limits: lim, Print: print,
+		Model: workerModel(er.Agent.Model, c), Models: models, Limits: lim, Print: print, Split: er.Split,
 		Trace: Lines(func(line []byte) { c.out.traceLine(c.id, line) })})
 	switch {
 	case setup != nil:

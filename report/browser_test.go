@@ -289,6 +289,28 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("compare", func(t *testing.T) {
+		for _, width := range []int64{1280, 390} {
+			tb := openTab(t, bctx, path("compare.html"), width, 900, false)
+			tb.visible("h1", "#summary table", "figure.chart svg", "#by-capability table", "#flips-up", "#flips-down", "#flips .samples a")
+			assert.Equal(t, 1, eval[int](tb, `document.querySelectorAll('#flips table.tasks')[0].querySelectorAll('tbody tr').length`))
+			assert.Contains(t, eval[string](tb, `document.querySelector('#summary tbody tr .delta').textContent`), "+11.1")
+			assert.LessOrEqual(t, eval[int](tb, `document.documentElement.scrollWidth`), int(width), "the page is wider than %d px", width)
+			tb.screenshot(filepath.Join(shots, fmt.Sprintf("compare-%d.png", width)))
+			if width == 1280 {
+				// a flipped task's sample opens its episode view, which links back
+				href := eval[string](tb, `document.querySelector('#flips .samples a').getAttribute('href')`)
+				require.True(t, strings.HasPrefix(href, "./compare-episodes/"), href)
+				tb.do(chromedp.Click(chromedp.CSS(`#flips .samples a`)), chromedp.WaitVisible(chromedp.CSS(".turn")))
+				tb.visible(".back a", ".turn .msg.user")
+			}
+			tb.close()
+		}
+		tb := openTab(t, bctx, path("compare.html"), 1280, 900, true)
+		tb.screenshot(filepath.Join(shots, "compare-1280-dark.png"))
+		tb.close()
+	})
+
 	t.Run("rollout of 10,000 episodes", func(t *testing.T) {
 		out := filepath.Join(f.dir, "large.html")
 		res := largeRollout(2500, 4)
@@ -345,9 +367,12 @@ func largeRollout(tasks, samples int) *rollout.Result {
 }
 
 // readmeImages writes docs/images/episode.png (the oracle's episode of a corpus task) and
-// docs/images/rollout.png (a small rollout of corpus tasks), as a reader of the README sees them.
+// docs/images/rollout.png (a small rollout of corpus tasks), as a reader of the README sees them,
+// and docs/images/compare.png (that rollout against a better one, for docs/recipe.md).
 func readmeImages(t *testing.T, bctx context.Context) {
 	dir := t.TempDir()
+	images, err := filepath.Abs(filepath.Join("..", "docs", "images"))
+	require.NoError(t, err)
 	c := corpus.Open()
 	ctx := context.Background()
 	locate := func(_ context.Context, _ string, start *trace.Start) (*dsl.Task, string, error) {
@@ -395,8 +420,29 @@ func readmeImages(t *testing.T, bctx context.Context) {
 document.getElementById('e0-turn-0').scrollIntoView()`))
 	tb.viewShot(filepath.Join("..", "docs", "images", "episode.png"))
 	tb.close()
-	for _, name := range []string{"episode.png", "rollout.png"} {
-		info, err := os.Stat(filepath.Join("..", "docs", "images", name))
+	// the comparison (docs/recipe.md): the same tasks rolled out again by an agent that solves more
+	better := []bool{true, true, true, true, true, false, true, true, true, false, true, true, true, true, true, true, true, true}
+	n = 0
+	plan = better
+	out2 := filepath.Join(dir, "runs-b")
+	_, err = rollout.Run(ctx, tasks, rollout.Options{Out: out2, Samples: 3, Jobs: 1, Agent: "scripted",
+		NewAgent: func(*episode.Prepared) (episode.Agent, string, error) {
+			ok := plan[n%len(plan)]
+			n++
+			if ok {
+				return scripted{episode.Oracle{}}, "", nil
+			}
+			return scripted{episode.Noop{}}, "", nil
+		}})
+	require.NoError(t, err)
+	cmpPage := filepath.Join(dir, "compare.html")
+	t.Chdir(dir) // the folders as shown: runs and runs-b
+	require.NoError(t, WriteCompare(ctx, cmpPage, "runs", "runs-b", Options{Locate: locate}))
+	tb = openTab(t, bctx, cmpPage, 1280, 1100, false)
+	tb.viewShot(filepath.Join(images, "compare.png"))
+	tb.close()
+	for _, name := range []string{"episode.png", "rollout.png", "compare.png"} {
+		info, err := os.Stat(filepath.Join(images, name))
 		require.NoError(t, err)
 		t.Logf("docs/images/%s: %d KB", name, info.Size()/1024)
 		assert.Less(t, info.Size(), int64(300<<10), name)

@@ -25,9 +25,12 @@ type barChart struct {
 
 type bar struct {
 	Label string
-	Value float64 // NaN draws no bar
-	Text  string  // the value as shown
-	Class string  // pass, fail, warn or plain: the bar's colour (the text says the same)
+	// Suffix follows the label, and is drawn whole when a long label is cut short: a count,
+	// such as " (12)".
+	Suffix string
+	Value  float64 // NaN draws no bar
+	Text   string  // the value as shown
+	Class  string  // pass, fail, warn or plain: the bar's colour (the text says the same)
 }
 
 const (
@@ -66,7 +69,7 @@ func (c *barChart) svg() template.HTML {
 	fmt.Fprintf(&b, `<details class="chart-table"><summary>The figures as a table</summary><div class="table-wrap"><table><caption>%s</caption>`, esc(c.Title))
 	fmt.Fprintf(&b, `<thead><tr><th scope="col">%s</th><th scope="col" class="n">%s</th></tr></thead><tbody>`, esc(c.Head[0]), esc(c.Head[1]))
 	for _, br := range c.Bars {
-		fmt.Fprintf(&b, "<tr><th scope=\"row\">%s</th><td class=\"n\">%s</td></tr>\n", esc(br.Label), esc(br.Text))
+		fmt.Fprintf(&b, "<tr><th scope=\"row\">%s</th><td class=\"n\">%s</td></tr>\n", esc(br.Label+br.Suffix), esc(br.Text))
 	}
 	b.WriteString(`</tbody></table></div></details></figure>`)
 	return template.HTML(b.String())
@@ -93,10 +96,7 @@ func (c *barChart) draw(b *strings.Builder, full float64, narrow bool) {
 	area := float64(width - barX - valueWidth)
 	for i, br := range c.Bars {
 		y := chartMargin + i*row
-		text := br.Label
-		if utf8.RuneCountInString(text) > label {
-			text = string([]rune(text)[:label-1]) + "…"
-		}
+		text := fitLabel(br.Label, br.Suffix, label)
 		barY, textY := y, y+barHeight/2+6
 		fmt.Fprintf(b, `<g class="bar %s">`, esc(br.Class))
 		if narrow {
@@ -118,6 +118,19 @@ func (c *barChart) draw(b *strings.Builder, full float64, narrow bool) {
 		fmt.Fprintf(b, `<text class="label empty" x="%d" y="%d">nothing to draw</text>`, width/2, chartMargin+barHeight/2+6)
 	}
 	b.WriteString("</svg>\n")
+}
+
+// fitLabel is a bar's label and suffix in at most n characters: the label cut short, with "…",
+// when they do not fit, the suffix (a count) kept whole.
+func fitLabel(label, suffix string, n int) string {
+	if utf8.RuneCountInString(label)+utf8.RuneCountInString(suffix) <= n {
+		return label + suffix
+	}
+	keep := max(n-utf8.RuneCountInString(suffix)-1, 1)
+	if r := []rune(label); len(r) > keep {
+		label = string(r[:keep])
+	}
+	return label + "…" + suffix
 }
 
 // rateClass is the colour of a pass rate's bar.

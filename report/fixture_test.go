@@ -141,6 +141,12 @@ func (scripted) Name() string { return "scripted" }
 // rolloutDir rolls out every fixture task, samples each, with the scripted agent.
 func (f *fixture) rolloutDir(t testing.TB, samples int, plan []bool) string {
 	t.Helper()
+	return f.rolloutDirNamed(t, "rollout", samples, plan)
+}
+
+// rolloutDirNamed is rolloutDir into the folder name of the fixture's.
+func (f *fixture) rolloutDirNamed(t testing.TB, name string, samples int, plan []bool) string {
+	t.Helper()
 	var tasks []rollout.Task
 	for _, name := range []string{"q3-total-reply", "standup-room-move", "stock-delivery-record"} {
 		task := f.tasks[name]
@@ -150,7 +156,7 @@ func (f *fixture) rolloutDir(t testing.TB, samples int, plan []bool) string {
 		require.NoError(t, err)
 		tasks = append(tasks, rollout.Task{Task: task, Source: src, Sources: sources})
 	}
-	out := filepath.Join(f.dir, "rollout")
+	out := filepath.Join(f.dir, name)
 	n := 0
 	_, err := rollout.Run(context.Background(), tasks, rollout.Options{Out: out, Samples: samples, Jobs: 1, Agent: "scripted",
 		Config: jsonv.NewObject("agent", "scripted"),
@@ -168,6 +174,10 @@ func (f *fixture) rolloutDir(t testing.TB, samples int, plan []bool) string {
 
 // rolloutPlan: which samples the scripted agent solves, in the order they run (task by task).
 var rolloutPlan = []bool{true, true, false, true, false, false, true, true, true}
+
+// betterPlan is a second rollout for the comparison: q3-total-reply is no longer solved (1 of 3),
+// standup-room-move now is (3 of 3), stock-delivery-record still is.
+var betterPlan = []bool{false, false, true, true, true, true, true, true, true}
 
 // normalize replaces the fixture's folder in a page by $TMP, for a golden file.
 func (f *fixture) normalize(s string) string {

@@ -43,6 +43,8 @@ func pages(t *testing.T, f *fixture) map[string][]byte {
 	ep, err := os.ReadFile(filepath.Join(EpisodesDir(filepath.Join(f.dir, "rollout.html")), "standup-room-move", "1.html"))
 	require.NoError(t, err)
 	out["rollout-episode.html"] = ep
+	better := f.rolloutDirNamed(t, "rollout-b", 3, betterPlan)
+	write("compare.html", func(p string) error { return WriteCompare(ctx, p, dir, better, f.options()) })
 	write("validation.html", func(p string) error {
 		_, err := Write(ctx, p, []string{"testdata/validate.json"}, Options{})
 		return err

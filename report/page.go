@@ -46,7 +46,7 @@ func hashOf(s string) string {
 
 func init() {
 	base := template.Must(template.New("page").Funcs(funcs).ParseFS(assets, "assets/page.tmpl", "assets/parts.tmpl"))
-	for _, v := range []string{"episode", "rollout", "validation", "generation"} {
+	for _, v := range []string{"episode", "rollout", "validation", "generation", "compare"} {
 		views[v] = template.Must(template.Must(base.Clone()).ParseFS(assets, "assets/"+v+".tmpl"))
 	}
 }
@@ -61,6 +61,8 @@ var funcs = template.FuncMap{
 	"nonzero": func(f float64) bool { return f != 0 },
 	"h":       heading,
 	"keys":    keyList,
+	// flipTable is the argument of the comparison's flip-table template
+	"flipTable": func(title, id string, rows []flipRow) flipTableArgs { return flipTableArgs{title, id, rows} },
 }
 
 // heading is a heading of level 1 to 6 with an id (none when ""), its text escaped.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,4 +126,24 @@ func read(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// The validation page's tiles add up: ok, warn and invalid are the tasks (Tasks), and a file that
+// failed before declaring a task is counted apart, not among the invalid tasks too.
+func TestValidationTilesAddUp(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "v.html")
+	_, err := Write(context.Background(), path, []string{"testdata/validate.json"}, Options{})
+	require.NoError(t, err)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	tiles := map[string]int{}
+	for _, m := range regexp.MustCompile(`<dt>([^<]+)</dt><dd>(\d+)</dd>`).FindAllStringSubmatch(string(page), -1) {
+		n, err := strconv.Atoi(m[2])
+		require.NoError(t, err)
+		tiles[m[1]] = n
+	}
+	// testdata/validate.json: 4 tasks (2 ok, 1 warn, 1 invalid) and 1 file without a task
+	assert.Equal(t, map[string]int{"Tasks": 4, "ok": 2, "warn": 1, "invalid": 1, "Files without a task": 1, "Diagnostics": 4}, tiles)
+	assert.Equal(t, tiles["Tasks"], tiles["ok"]+tiles["warn"]+tiles["invalid"])
 }

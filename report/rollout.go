@@ -485,7 +485,7 @@ func rolloutCharts(s *rollout.Summary) []*barChart {
 	rates := &barChart{ID: "chart-groups", Title: "Pass rate: overall, single-turn and multi-turn tasks", Max: 1,
 		Desc: "Mean over tasks of each task's share of passed samples.", Head: [2]string{"tasks", "pass rate"}}
 	for _, g := range []rollout.Group{s.Overall, s.SingleTurn, s.MultiTurn} {
-		rates.Bars = append(rates.Bars, bar{Label: fmt.Sprintf("%s (%s)", g.Name, plural(g.Tasks, "task", "tasks")), Value: g.PassRate, Text: fmtPct(g.PassRate), Class: rateClass(g.PassRate)})
+		rates.Bars = append(rates.Bars, bar{Label: g.Name, Suffix: " (" + plural(g.Tasks, "task", "tasks") + ")", Value: g.PassRate, Text: fmtPct(g.PassRate), Class: rateClass(g.PassRate)})
 	}
 	est := &barChart{ID: "chart-passk", Title: "pass@k and pass^k, overall", Max: 1,
 		Desc: "pass@k: the chance that one of k samples passes; pass^k: that all k pass; means over tasks.", Head: [2]string{"estimate", "value"}}
@@ -500,7 +500,7 @@ func rolloutCharts(s *rollout.Summary) []*barChart {
 	caps := &barChart{ID: "chart-capabilities", Title: "Pass rate by capability", Max: 1,
 		Desc: "Mean over the tasks of each capability of their pass rates.", Head: [2]string{"capability", "pass rate"}}
 	for _, g := range s.ByCapability {
-		caps.Bars = append(caps.Bars, bar{Label: fmt.Sprintf("%s (%d)", g.Name, g.Tasks), Value: g.PassRate, Text: fmtPct(g.PassRate), Class: rateClass(g.PassRate)})
+		caps.Bars = append(caps.Bars, bar{Label: g.Name, Suffix: fmt.Sprintf(" (%d)", g.Tasks), Value: g.PassRate, Text: fmtPct(g.PassRate), Class: rateClass(g.PassRate)})
 	}
 	spread := &barChart{ID: "chart-spread", Title: "Tasks by pass rate",
 		Desc: "How many tasks passed none, some or all of their scored samples.", Head: [2]string{"pass rate", "tasks"}}

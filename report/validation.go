@@ -75,6 +75,10 @@ type validationView struct {
 	Summary validate.Summary
 	Tasks   int
 	Files   int // files that failed before declaring a task
+	// Invalid is the invalid tasks: the summary's invalid count holds the files that failed
+	// before declaring a task too, which the page shows apart, so that ok, warn and invalid add
+	// up to Tasks.
+	Invalid int
 	Diags   int
 	Codes   []codeRow
 	Charts  []*barChart
@@ -163,13 +167,21 @@ func renderValidation(rep *validate.Report) ([]byte, error) {
 	}
 	slices.SortFunc(v.Codes, func(a, b codeRow) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Code, b.Code)) })
 
-	total := float64(rep.Summary.OK + rep.Summary.Warn + rep.Summary.Invalid)
+	v.Invalid = max(rep.Summary.Invalid-v.Files, 0)
+	total := float64(rep.Summary.OK + rep.Summary.Warn + v.Invalid + v.Files)
 	status := &barChart{ID: "chart-status", Title: "Tasks by status", Head: [2]string{"status", "tasks"},
-		Desc: "How many tasks validate ok, with warnings, or are invalid."}
-	for _, s := range []struct {
+		Desc: "How many tasks validate ok, with warnings, or are invalid (and how many files failed before declaring a task)."}
+	statuses := []struct {
 		name, class string
 		n           int
-	}{{"ok", "pass", rep.Summary.OK}, {"warn", "warn", rep.Summary.Warn}, {"invalid", "fail", rep.Summary.Invalid}} {
+	}{{"ok", "pass", rep.Summary.OK}, {"warn", "warn", rep.Summary.Warn}, {"invalid", "fail", v.Invalid}}
+	if v.Files > 0 {
+		statuses = append(statuses, struct {
+			name, class string
+			n           int
+		}{"file without a task", "fail", v.Files})
+	}
+	for _, s := range statuses {
 		text := itoa(s.n)
 		if total > 0 {
 			text += " (" + fmtPct(float64(s.n)/total) + ")"

@@ -98,7 +98,7 @@ func RunQueued(ctx context.Context, tasks []Task, opts Options, q *queue.Queue) 
 	for _, j := range toRun {
 		t, s := tasks[j.t], &res.Tasks[j.t].Samples[j.i]
 		ep := *t.Isolated
-		ep.Seed, ep.Agent = s.Seed, opts.AgentSpec
+		ep.Seed, ep.Agent, ep.Split = s.Seed, opts.AgentSpec, t.Split
 		id := QueueJobID(&ep, t.Task.Name, j.i, opts.Config)
 		if refs[j.t] == nil {
 			if refs[j.t], err = q.PutFiles(ctx, ep.Files); err != nil {

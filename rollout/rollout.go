@@ -103,6 +103,8 @@ type Task struct {
 	// loaded in this process (Task describes it: isolate.TaskInfo.Stub). Seed and Agent are
 	// set per sample.
 	Isolated *isolate.Episode
+	// Split, when set, is recorded in the start event of every trace of the task.
+	Split *trace.Split
 }
 
 // NewAgent makes the agent of one episode, for the task prepared with the sample's seed. system
@@ -503,7 +505,7 @@ func runSample(ctx context.Context, t Task, s *Sample, opts Options) {
 	f := &TraceFile{Path: s.Path}
 	usage := &usageCounter{}
 	r, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: t.Task, Source: t.Source, Sources: t.Sources, Seed: s.Seed,
-		NewAgent: opts.NewAgent, Trace: f, Observer: usage})
+		NewAgent: opts.NewAgent, Trace: f, Observer: usage, Split: t.Split})
 	inconclusive := r != nil && r.Err != nil && episode.Inconclusive(r.Err.Code)
 	if ferr := f.Finish(err != nil || inconclusive); err == nil {
 		err = ferr
@@ -540,7 +542,7 @@ func runIsolated(ctx context.Context, t Task, s *Sample, opts Options) {
 		return
 	}
 	ep := *t.Isolated
-	ep.Seed, ep.Agent = s.Seed, opts.AgentSpec
+	ep.Seed, ep.Agent, ep.Split = s.Seed, opts.AgentSpec, t.Split
 	f := &TraceFile{Path: s.Path}
 	res, err := opts.Pool.Episode(ctx, ep, isolate.Host{Trace: f, Model: opts.Model})
 	switch {

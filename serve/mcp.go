@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"sync"
 
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/session"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/coworkenv/coworkenv/workspace/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -131,18 +131,10 @@ func (a *mcpFront) handler(id string, sess *session.Session) http.Handler {
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: a.maxBody})
 }
 
-// buildVersion is the module's version, as the MCP server tells it to clients.
-var buildVersion = sync.OnceValue(func() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-})
-
 // newMCPServer makes the MCP server of a session.
 func newMCPServer(ms *mcpSession) *mcp.Server {
 	task := ms.s.Task()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "coworkenv", Title: "coworkenv: task " + task.Name, Version: buildVersion()},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "coworkenv", Title: "coworkenv: task " + task.Name, Version: trace.Version},
 		&mcp.ServerOptions{Instructions: ms.s.System(),
 			// the tools and resources never change; logging is not offered
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
@@ -194,7 +186,8 @@ func (ms *mcpSession) call(name string) mcp.ToolHandler {
 		if st.TurnOver {
 			content = append(content, &mcp.TextContent{Text: next(st)})
 		}
-		return &mcp.CallToolResult{Content: content, IsError: st.IsError, StructuredContent: rawJSON(st)}, nil
+		return &mcp.CallToolResult{Content: content, IsError: st.IsError, StructuredContent: structured(st.Content),
+			Meta: stepMeta(st)}, nil
 	}
 }
 
@@ -220,8 +213,32 @@ func (ms *mcpSession) reply(name string) mcp.ToolHandler {
 		if err != nil {
 			return nil, ms.error(err)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: next(st)}}, StructuredContent: rawJSON(st)}, nil
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: next(st)}}, Meta: stepMeta(st)}
+		if st.Done {
+			res.StructuredContent = structured(next(st)) // the result; a user's message is text
+		}
+		return res, nil
 	}
+}
+
+// StepMeta is the key of a tool result's _meta under which the step is, as POST
+// /sessions/{id}/call (or /reply) answers it: the turn, whether it is over, its reward, whether
+// the episode is done, and its result.
+const StepMeta = "coworkenv/step"
+
+// stepMeta is a tool result's _meta: the step.
+func stepMeta(st session.Step) mcp.Meta { return mcp.Meta{StepMeta: rawJSON(st)} }
+
+// structured is a tool result's structured content: the result the text holds, when the text is
+// a JSON object (the text is then its serialised JSON, as the MCP specification recommends); nil
+// (none) for any other text. Only an object: before the protocol's version 2026-07-28,
+// structuredContent is an object, and a client of any version may connect.
+func structured(text string) any {
+	t := bytes.TrimSpace([]byte(text))
+	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return nil
+	}
+	return json.RawMessage(t)
 }
 
 // next is what follows an action that ended a turn or was answered by the user: the user's

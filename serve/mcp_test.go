@@ -66,14 +66,33 @@ func mcpAct(t testing.TB, cs *mcp.ClientSession, a act) (*mcp.CallToolResult, se
 	return res, stepOf(t, res), nil
 }
 
-// stepOf is a tool result's structured content: the step.
+// stepOf is the step in a tool result's _meta.
 func stepOf(t testing.TB, res *mcp.CallToolResult) session.Step {
 	t.Helper()
-	data, err := json.Marshal(res.StructuredContent)
+	data, err := json.Marshal(res.Meta[serve.StepMeta])
 	require.NoError(t, err)
 	var st session.Step
 	require.NoError(t, json.Unmarshal(data, &st), "%s", data)
 	return st
+}
+
+// structuredIsText checks the MCP specification's advice: a result's structured content is the
+// result its first text holds, serialised as JSON, and only a JSON object is (a list or a text is
+// none: before 2026-07-28 structuredContent is an object). It reports whether there was one.
+func structuredIsText(t testing.TB, res *mcp.CallToolResult) bool {
+	t.Helper()
+	text := texts(t, res)[0]
+	v, err := jsonv.Decode([]byte(text))
+	if _, isObject := v.(*jsonv.Object); err != nil || !isObject {
+		assert.Nil(t, res.StructuredContent, "a result that is not a JSON object: %s", text)
+		return false
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	sc, err := jsonv.Decode(data)
+	require.NoError(t, err)
+	assert.True(t, jsonv.Equal(v, sc), "structuredContent %s is not the text %s", data, text)
+	return true
 }
 
 // texts are a tool result's text contents.
@@ -129,6 +148,7 @@ func TestMCPOracle(t *testing.T) {
 				cr := c.create(name, 5)
 				cs := c.mcpConnect(cr.ID, version)
 				assert.Equal(t, cr.System, cs.InitializeResult().Instructions)
+				assert.Equal(t, trace.Version, cs.InitializeResult().ServerInfo.Version, "one version everywhere")
 
 				// tools/list: the task's tools as their schemas say, and the reply tool (the SDK
 				// lists them by name)
@@ -167,10 +187,14 @@ func TestMCPOracle(t *testing.T) {
 
 				var last session.Step
 				var lastRes *mcp.CallToolResult
+				objects := 0
 				for i, turn := range acts {
 					for k, a := range turn {
 						res, step, err := mcpAct(t, cs, a)
 						require.NoError(t, err, "turn %d act %d", i+1, k+1)
+						if structuredIsText(t, res) {
+							objects++
+						}
 						end := k == len(turn)-1
 						require.Equal(t, end, step.TurnOver, "turn %d act %d", i+1, k+1)
 						if a.reply {
@@ -191,6 +215,8 @@ func TestMCPOracle(t *testing.T) {
 					}
 				}
 				require.True(t, last.Done)
+				assert.Positive(t, objects, "results that are objects are structured content (the end's result is one)")
+				assert.NotNil(t, lastRes.StructuredContent, "the end's result is structured content")
 				assert.Equal(t, *trace.EndOf(want), last.Result.End)
 				assert.True(t, last.Result.Passed)
 				// the final reply's content is the result, as the resource has it
@@ -238,6 +264,7 @@ func TestMCPBadArguments(t *testing.T) {
 		assert.True(t, res.IsError, args)
 		assert.Equal(t, []string{want.Content}, texts(t, res), args)
 		assert.Equal(t, want, stepOf(t, res), args)
+		assert.True(t, structuredIsText(t, res), "a tool error is an object: %s", args)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs_read", Arguments: json.RawMessage(`{"path": 7}`)})
 	require.NoError(t, err)

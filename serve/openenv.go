@@ -64,13 +64,12 @@ func (a *openEnv) routes(m *http.ServeMux) {
 
 // metadata answers GET /metadata: OpenEnv's EnvironmentMetadata, with the tasks.
 func (a *openEnv) metadata(w http.ResponseWriter, r *http.Request) {
-	_, version, _ := strings.Cut(trace.Engine, "/")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name": "coworkenv",
 		"description": "Episodes of coworkenv tasks: an assistant works for a user in a simulated workspace " +
 			"(files, mail, calendar, records, contacts, chat) through tool calls, turn by turn, and is scored by " +
 			"the task's verifiers. Reset with data.task and data.seed; step with call_tool and reply actions.",
-		"version": version,
+		"version": trace.Version,
 		"tasks":   a.tasks.infos(),
 	})
 }

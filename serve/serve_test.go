@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -414,6 +415,20 @@ func TestTasks(t *testing.T) {
 	status, _ = c.do("GET", "/health", nil, &health)
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "healthy", health["status"], "the status OpenEnv clients look for")
+
+	// the Python client's README shows what the server says
+	readme, err := os.ReadFile(filepath.Join("..", "clients", "python", "README.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`print\(client\.health\(\)\)\s*# (\{.*\})`).FindSubmatch(readme)
+	require.NotNil(t, m, "clients/python/README.md shows health()")
+	shown := regexp.MustCompile(`"(\w+)": ("?[\w.]+"?)`).FindAllSubmatch(m[1], -1)
+	require.NotEmpty(t, shown)
+	for _, kv := range shown {
+		require.Contains(t, health, string(kv[1]), "README shows %s", m[1])
+		if v := string(kv[2]); strings.HasPrefix(v, `"`) {
+			assert.Equal(t, strings.Trim(v, `"`), health[string(kv[1])], "README shows %s", m[1])
+		}
+	}
 }
 
 // waitTask has a tool that prints: the tests hold a call there.

@@ -83,6 +83,21 @@ func heapAlloc() uint64 {
 	return m.HeapAlloc
 }
 
+// forkAndWrite makes forks forks of st, lets write change each (f is its number) and takes
+// its hash.
+func forkAndWrite(st *workspace.State, forks int, write func(s *workspace.State, f int) error, b *testing.B) []*workspace.State {
+	states := make([]*workspace.State, forks)
+	for f := range states {
+		s := st.Fork()
+		if err := write(s, f); err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Hash()
+		states[f] = s
+	}
+	return states
+}
+
 // BenchmarkScaleMemory reports the heap a workspace of 100,000 records holds (its hash
 // computed), and what 1,000 forks of it add, each after ten record updates and its hash.
 func BenchmarkScaleMemory(b *testing.B) {
@@ -98,18 +113,15 @@ func BenchmarkScaleMemory(b *testing.B) {
 		st.Freeze()
 		_ = st.Hash()
 		h1 := heapAlloc()
-		states := make([]*workspace.State, forks)
-		for f := range states {
-			s := st.Fork()
+		states := forkAndWrite(st, forks, func(s *workspace.State, f int) error {
 			for w := range writes {
 				id := "O-" + strconv.Itoa((f*writes+w)*7919%n)
 				if _, err := s.DB().Update("orders", id, jsonv.NewObject("status", "closed", "by", strconv.Itoa(f))); err != nil {
-					b.Fatal(err)
+					return err
 				}
 			}
-			_ = s.Hash()
-			states[f] = s
-		}
+			return nil
+		}, b)
 		h2 := heapAlloc()
 		b.ReportMetric(float64(h1-h0)/(1<<20), "MiB/100k-records")
 		b.ReportMetric(float64(h2-h1)/(1<<20), "MiB/1000-forks")
@@ -139,21 +151,18 @@ func BenchmarkScaleMemoryChatContacts(b *testing.B) {
 		h2 := heapAlloc()
 		react, _ := services.Tool("chat_react")
 		update, _ := services.Tool("contacts_update")
-		states := make([]*workspace.State, forks)
-		for f := range states {
-			s := st.Fork()
+		states := forkAndWrite(st, forks, func(s *workspace.State, f int) error {
 			for w := range 5 {
 				i := (f*5 + w) * 7919 % n
 				if _, err := react.Call(s, typical.ScaleCallArgs("chat_react", n, i)); err != nil {
-					b.Fatal(err)
+					return err
 				}
 				if _, err := update.Call(s, typical.ScaleCallArgs("contacts_update", n, i)); err != nil {
-					b.Fatal(err)
+					return err
 				}
 			}
-			_ = s.Hash()
-			states[f] = s
-		}
+			return nil
+		}, b)
 		h3 := heapAlloc()
 		b.ReportMetric(float64(h1-h0)/(1<<20), "MiB/100k-chat")
 		b.ReportMetric(float64(h2-h1)/(1<<20), "MiB/100k-contacts")

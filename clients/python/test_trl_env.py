@@ -10,6 +10,7 @@ oracle's actions (from COWORKENV_ORACLE, see test_client.py).
 
 import inspect
 import json
+import os
 import re
 import typing
 import unittest
@@ -322,6 +323,33 @@ class TRLAdapterTest(unittest.TestCase):
         self.assertEqual(o["user"], env.reset(task=name, seed=o["seed"]))
         trl_env.reward_func([None], [env])
         self.assertIsNone(env.session)
+
+
+ROWS = os.environ.get("COWORKENV_TASK_ROWS")
+NEEDS_ROWS = "set COWORKENV_TASK_ROWS (the Go test TestPythonClient does) to the rows of `coworkenv export tasks`"
+
+
+@unittest.skipUnless(URL and ROWS, NEEDS_ROWS)
+class ExportedRowsTest(unittest.TestCase):
+    def test_rows_as_shipped(self):
+        """The rows `coworkenv export tasks` writes, fed to the adapter as TRL feeds them (reset
+        with every column, its string appended to the prompt's last message): the prompt the model
+        gets is the episode's system message and first user message, each once."""
+        with open(ROWS, encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f]
+        self.assertTrue(rows)
+        for row in rows:
+            with self.subTest(task=row["task"], seed=row["seed"]):
+                env = trl_env.environment_factory(URL, row["task"])()
+                prompt = [dict(m) for m in row["prompt"]]
+                observation = env.reset(**row)
+                prompt[-1]["content"] += observation
+                self.assertEqual([{"role": "system", "content": env.system}, {"role": "user", "content": env.user}], prompt)
+                said = "\n".join(m["content"] for m in prompt)
+                self.assertEqual(1, said.count(env.user), "the first user message once")
+                self.assertEqual(1, said.count(env.system), "the system message once")
+                trl_env.reward_func([None], [env])
+                self.assertIsNone(env.session)
 
 
 class ToolFunctionTest(unittest.TestCase):

@@ -92,7 +92,9 @@ How a coworkenv episode maps onto that:
 - `reset(**row)` creates a session of the row's `task` (default: the factory's task) with the
   row's `seed` (default 0), and returns the system prompt and the first user message (point 5):
   TRL gives no other way to set the system prompt, which carries the user's address and the
-  time. `include_system=False` returns the user message alone.
+  time. `include_system=False` returns the user message alone. A row whose prompt holds the
+  episode's first user message already (the rows of `coworkenv export tasks`: the system message
+  and the first user message) gets nothing more: reset returns "", so the prompt is said once.
 - The model's final answer is the turn's reply. Since the environment does not see it (point 6),
   `reward_func` sends it, reads the verdict and deletes the session, and returns the episode's
   score (result["score"]). This is why the reward is a reward function and not `get_reward`
@@ -318,13 +320,22 @@ def _reset(self, **row):
     if session.done:  # ended before its first turn
         self.reward = float(session.reward or 0.0)
         return "%s\n\n%s" % (_OVER, _error_of(session.result))
-    observation = (session.system + "\n\n" + session.user) if self._include_system else session.user
     prompt = row.get("prompt")
+    if _holds(prompt, session.user):
+        return ""  # the row's prompt is the episode's (a row of `coworkenv export tasks`): nothing to add
+    observation = (session.system + "\n\n" + session.user) if self._include_system else session.user
     if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):
         last = prompt[-1].get("content")
         if isinstance(last, str) and last.strip():
             observation = "\n\n" + observation  # TRL appends it to that text as it is
     return observation
+
+
+def _holds(prompt, user):
+    """Whether a row's prompt already holds the episode's first user message, as the rows of
+    `coworkenv export tasks` do (with the system message before it)."""
+    return isinstance(prompt, list) and any(
+        isinstance(m, dict) and m.get("role") == "user" and m.get("content") == user for m in prompt)
 
 
 def _act(self, tool, arguments):

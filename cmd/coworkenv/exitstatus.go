@@ -26,11 +26,11 @@ const exitStatusHelp = `Exit status (every command):
      other files and counts it); an episode not passed (in rollout: any sample; in run, of several
      recorded runs: any); a sample failed or interrupted; a trace that export leaves out as
      unreadable, unverified, diverged or changed (not one its kind leaves out by rule, as sft does
-     failed episodes), or that does not replay; a recorded run given to validate that names no
-     task it checked; fewer tasks generated than asked.
+     failed episodes), or that does not replay; an export that keeps no episode at all; a recorded
+     run given to validate that names no task it checked; fewer tasks generated than asked.
   2  the command could not run as asked, and nothing was run: bad usage, a path named on the
      command line that does not exist or cannot be read, a folder that holds no task file (or no
-     trace), an output refused.`
+     trace), an output refused, an address serve cannot listen on (a port in use).`
 
 // A command's run returns how it ended as an error, and exitStatus maps it to the exit status:
 // this is the one place that does. nil is exitOK; a usageErr (the command could not run as

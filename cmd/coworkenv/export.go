@@ -74,7 +74,12 @@ func exportUsage() string {
 		isolationHelp + "\n\n" +
 		"Left out for the kind's own rule (sft keeps passed episodes), or for model-error and interrupted,\n" +
 		"is what was asked; left out because a trace is unreadable, could not be verified, diverged on replay\n" +
-		"or was recorded with other task files makes the exit status 1."
+		"or was recorded with other task files makes the exit status 1. So does an export that keeps no\n" +
+		"episode at all, whatever the reasons (said on stderr): PATH then holds nothing to train on.\n\n" +
+		"Splits. A trace of a rollout with --split... records its task's split: the summary counts the\n" +
+		"episodes written by split, and rl rows hold \"split\" (sft rows keep the shape trainers load). sft\n" +
+		"and rl refuse a trace of the test split (exit status 2, nothing written): its task is held out for\n" +
+		"evaluation. --allow-test exports it anyway."
 }
 
 // exportMain is `coworkenv export`: `export tasks`, which reads tasks (export_tasks.go), or
@@ -94,6 +99,7 @@ type exportOptions struct {
 	inputs    []string
 	out       string
 	noVerify  bool
+	allowTest bool
 	corpusDir string
 	iso       *isolation
 	// each kind's own flag set, and its function that opens the output
@@ -107,6 +113,7 @@ func (o *exportOptions) flags(fs *flag.FlagSet) {
 	o.fs = fs
 	fs.StringVar(&o.out, "out", "", "the file (or folder, for the kinds that write one) to write (required)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not replay the traces: export whatever they say (fast, for traces you trust)")
+	fs.BoolVar(&o.allowTest, "allow-test", false, "sft, rl: export episodes whose trace records the test split (refused otherwise)")
 	fs.StringVar(&o.corpusDir, "corpus", ".", "a corpus folder to look for the traced task files in (they are also looked for beside the traces)")
 	o.iso = addIsolationFlags(fs, "replay")
 	o.kindFlags = map[*exportKind]*flag.FlagSet{}
@@ -205,6 +212,13 @@ func (o *exportOptions) export() error {
 			fmt.Fprintf(errw, "%s: %s: no system message: %s\n", prefix, e.Task(), firstLine(err.Error()))
 		},
 	}
+	if (kind == sftExport || kind == rlExport) && !o.allowTest {
+		opts.Refuse = export.RefuseTest
+	}
+	if sel, ok := sink.(selector); ok && sel.selection().Active() {
+		opts.Select = sel.selection()
+		opts.Select.Capability = o.capabilityOf(errw, prefix)
+	}
 	if !o.noVerify {
 		rp := &replayer{dir: o.corpusDir, iso: o.iso}
 		defer rp.close()
@@ -217,7 +231,10 @@ func (o *exportOptions) export() error {
 	defer stop()
 	sum, err := export.Run(ctx, paths, sink, opts)
 	bar.Close()
+	var testErr *export.TestSplitError
 	switch {
+	case errors.As(err, &testErr):
+		return usage(fmt.Errorf("%v; %s was not written", err, o.out))
 	case errors.Is(err, export.ErrInterrupted):
 		return failedf("interrupted; %s was not written", o.out)
 	case err != nil:
@@ -226,6 +243,12 @@ func (o *exportOptions) export() error {
 	leftOut.done()
 	reasons, nSkipped := sum.Reasons()
 	fmt.Fprintf(stdout, "export %s: wrote %d episode%s to %s from %d trace%s", kind.name, sum.Kept, pluralS(sum.Kept), o.out, len(paths), pluralS(len(paths)))
+	if opts.Select != nil {
+		fmt.Fprintf(stdout, "; selected from %d", sum.Candidates)
+	}
+	if splits := splitCounts(sum.Splits); splits != "" {
+		fmt.Fprintf(stdout, "; %s", splits)
+	}
 	if nSkipped > 0 {
 		fmt.Fprintf(stdout, "; skipped %d: %s", nSkipped, strings.Join(reasons, ", "))
 	}
@@ -236,6 +259,19 @@ func (o *exportOptions) export() error {
 		fmt.Fprintf(stdout, "; %d without a system message", sum.NoSystem)
 	}
 	fmt.Fprintln(stdout)
+	if sum.Kept == 0 {
+		// nothing to train or evaluate on: said on stderr, and the exit status is 1, so that a
+		// script does not go on with an empty file
+		why := "every trace was left out"
+		if sum.Unreadable > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d unreadable", sum.Unreadable))
+		}
+		if len(reasons) > 0 {
+			why += " (" + strings.Join(reasons, ", ") + ")"
+		}
+		fmt.Fprintf(stderr, "%s: no episode written to %s: %s\n", prefix, o.out, why)
+		return errNegative
+	}
 	if sum.Failed() {
 		return errNegative // a trace left out as unreadable, unverified, diverged or changed
 	}

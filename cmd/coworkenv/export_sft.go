@@ -30,7 +30,12 @@ var sftExport = &exportKind{
 		"list as the list; --reasoning keep (default) adds the model's recorded reasoning as\n" +
 		"reasoning_content (a <think> block for llamafactory), drop leaves it out; --ids strict gives tool\n" +
 		"calls ids of exactly 9 letters and digits (Mistral's templates refuse others). docs/training.md\n" +
-		"says which flags each model family needs and how TRL, LLaMA-Factory and axolotl load the file.",
+		"says which flags each model family needs and how TRL, LLaMA-Factory and axolotl load the file.\n" +
+		"Selection (docs/training.md): --per-task K keeps the K best episodes of each task and start state (a\n" +
+		"higher score, then fewer tool calls, then fewer completion tokens); --distinct drops an episode whose\n" +
+		"tool calls repeat a better one's; --per-capability N keeps at most N per capability (the task's\n" +
+		"first); --mix CAP=W,... keeps the largest set that follows those shares and drops other\n" +
+		"capabilities. They are chosen before verification; the summary counts each rule's drops.",
 	flags: func(fs *flag.FlagSet) func(string) (export.Sink, error) {
 		var minScore optFloat
 		fs.Var(&minScore, "min-score", "sft: keep episodes scoring at least X instead of the passed ones")
@@ -40,6 +45,10 @@ var sftExport = &exportKind{
 		tools := choiceVar(fs, "tools", "sft: the tools as a JSON string of the list, or the list", "json", "list")
 		reasoning := choiceVar(fs, "reasoning", "sft: the model's recorded reasoning on its messages, or not", "keep", "drop")
 		ids := choiceVar(fs, "ids", "sft: tool-call ids as recorded, or 9 letters and digits", "keep", "strict")
+		perTask := fs.Int("per-task", 0, "sft: keep at most `K` episodes per task and start state, the best first (0: all)")
+		distinct := fs.Bool("distinct", false, "sft: drop an episode whose tool calls repeat those of a better one of its task")
+		perCap := fs.Int("per-capability", 0, "sft: keep at most `N` episodes per capability (0: all)")
+		mix := fs.String("mix", "", "sft: keep episodes in these shares of capabilities, `CAP=W,...`")
 		return func(out string) (export.Sink, error) {
 			shape := export.SFTShape{
 				Format:          format.v,
@@ -63,11 +72,24 @@ var sftExport = &exportKind{
 				v := minScore.v
 				opts.MinScore = &v
 			}
+			sel := &export.Selection{PerTask: *perTask, Distinct: *distinct, PerCapability: *perCap}
+			switch {
+			case *perTask < 0:
+				return nil, fmt.Errorf("--per-task %d: want 0 or more", *perTask)
+			case *perCap < 0:
+				return nil, fmt.Errorf("--per-capability %d: want 0 or more", *perCap)
+			case *mix != "":
+				m, err := export.ParseMix(*mix)
+				if err != nil {
+					return nil, fmt.Errorf("--mix: %v", err)
+				}
+				sel.Mix = m
+			}
 			f, err := export.CreateSFT(out, shape)
 			if err != nil {
 				return nil, err
 			}
-			return &sftSink{SFTFile: f, opts: opts}, nil
+			return &sftSink{SFTFile: f, opts: opts, sel: sel}, nil
 		}
 	},
 }
@@ -76,7 +98,11 @@ var sftExport = &exportKind{
 type sftSink struct {
 	*export.SFTFile
 	opts export.SFTOptions
+	sel  *export.Selection
 }
+
+// selection is the sink's choice among its episodes (selector: export.go reads it).
+func (s *sftSink) selection() *export.Selection { return s.sel }
 
 func (s *sftSink) Skip(e *export.Episode) string { return export.SFTSkip(e, s.opts) }
 

@@ -34,7 +34,7 @@ const exportTasksUsage = "export tasks [TASKS...] --out FILE [--seeds N] [--in-p
 	"Each row costs the task's setup and the start of its first turn: the episode runs with a model\n" +
 	"agent whose first request fails at once (no request leaves the process), and the row is read from\n" +
 	"its trace. A task and seed whose setup fails has no row (stderr says why).\n\n" +
-	isolationHelp
+	isolationHelp + "\n\n" + splitHelp + " Each row's extra_info then has\n\"split\" and \"family\"."
 
 // exportTasksOptions are the options of `coworkenv export tasks`.
 type exportTasksOptions struct {
@@ -43,12 +43,14 @@ type exportTasksOptions struct {
 	out   string
 	seeds int
 	iso   *isolation
+	split *splitFlags
 }
 
 func (o *exportTasksOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "the JSON Lines file to write (required)")
 	fs.IntVar(&o.seeds, "seeds", 1, "rows per task: seeds 0 to N-1")
 	o.iso = addIsolationFlags(fs, "episode")
+	o.split = addSplitFlags(fs)
 }
 
 func (o *exportTasksOptions) args(pos []string) error {
@@ -69,6 +71,9 @@ func runExportTasks(o *exportTasksOptions) error {
 	if err := iso.check(); err != nil {
 		return usage(err)
 	}
+	if err := o.split.check(); err != nil {
+		return err
+	}
 	// Ctrl-C stops the export: nothing is written
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -85,7 +90,10 @@ func runExportTasks(o *exportTasksOptions) error {
 		}
 		return pool, err
 	}}
-	if err := rt.resolve(ctx, o.tasks); err != nil {
+	if o.split.on() {
+		rt.split = o.split
+	}
+	if err := firstError(rt.resolve(ctx, o.tasks), rt.err); err != nil {
 		return usage(err)
 	}
 	if len(rt.tasks) == 0 {
@@ -153,7 +161,7 @@ func promptEpisode(ctx context.Context, rt *rolloutTasks, t rollout.Task, seed i
 		}
 		ep := *t.Isolated
 		agent.Model = isolate.SettingsOf(cfg)
-		ep.Seed, ep.Agent = seed, agent
+		ep.Seed, ep.Agent, ep.Split = seed, agent, t.Split
 		res, err := pool.Episode(ctx, ep, isolate.Host{Trace: &buf, Model: cfg})
 		switch {
 		case err != nil:
@@ -165,7 +173,7 @@ func promptEpisode(ctx context.Context, rt *rolloutTasks, t rollout.Task, seed i
 		}
 	} else {
 		_, setup, err := isolate.RunEpisode(ctx, isolate.Run{Task: t.Task, Source: t.Source, Sources: t.Sources, Seed: seed,
-			Agent: agent, Model: cfg, Trace: &buf})
+			Agent: agent, Model: cfg, Trace: &buf, Split: t.Split})
 		switch {
 		case setup != nil:
 			return nil, fmt.Errorf("%s", setup)

@@ -237,10 +237,11 @@ func TestExportOracleTraces(t *testing.T) {
 	require.Less(t, passed, total, "some coin samples fail")
 
 	sft := filepath.Join(t.TempDir(), "sft.jsonl")
-	code, stdout, _ = cli(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
-	require.Equal(t, 0, code)
+	code, stdout, errs = cli(t, "export", "sft", out, "--out", sft, "--corpus", corpus)
+	require.Equal(t, 1, code, "an export that keeps no episode says so: %s%s", stdout, errs)
 	assert.Contains(t, stdout, "wrote 0 episodes")
 	assert.Contains(t, stdout, "use --include-oracle")
+	assert.Contains(t, errs, "no episode written to "+sft)
 	assert.Empty(t, readLines(t, sft))
 
 	code, stdout, errs = cli(t, "export", "sft", out, "--include-oracle", "--out", sft, "--corpus", corpus)

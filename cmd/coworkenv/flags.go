@@ -87,7 +87,7 @@ func parse(fs *flag.FlagSet, usageLine string, args []string, io streams) ([]str
 			return nil, errHelp
 		}
 		if err != nil {
-			return nil, in(fs.Name(), usage(err))
+			return nil, in(fs.Name(), usage(suggestFlag(fs, err)))
 		}
 		args = fs.Args()
 		if len(args) == 0 {

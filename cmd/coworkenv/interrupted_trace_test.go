@@ -16,7 +16,7 @@ var judgedNoteTask = strings.Replace(copyNoteTask, `    check(claims.states(ep.r
 
 // interruptedTrace records the oracle on judgedNoteTask and makes its trace the one a served
 // session deleted while the final verifier ran leaves: no judge event, and an end with the code
-// interrupted. It returns the trace's path.
+// interrupted. It returns the trace's path; runs/good.jsonl beside it is the trace as recorded.
 func interruptedTrace(t *testing.T) string {
 	t.Helper()
 	require.NotEqual(t, copyNoteTask, judgedNoteTask)
@@ -28,6 +28,7 @@ func interruptedTrace(t *testing.T) string {
 	require.Equal(t, 0, code, out+errs)
 	data, err := os.ReadFile(tr)
 	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("runs", "good.jsonl"), data, 0o644))
 	var kept []string
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		switch {
@@ -47,7 +48,7 @@ func interruptedTrace(t *testing.T) string {
 
 // The trace of an episode interrupted while its final verifier ran replays as far as it was
 // recorded and says so (it once diverged: "recorded end, replayed judge"), in a worker and in
-// this process; export leaves it out as inconclusive, says so, and exits 0.
+// this process; export leaves it out as inconclusive and says so, and keeps the trace beside it.
 func TestInterruptedTraceReplaysAndExports(t *testing.T) {
 	tr := interruptedTrace(t)
 	for _, where := range [][]string{nil, {"--in-process"}} {
@@ -64,8 +65,13 @@ func TestInterruptedTraceReplaysAndExports(t *testing.T) {
 		if kind == "inspect" {
 			dst = strings.TrimSuffix(dst, "l")
 		}
-		code, out, errs := cli(t, "export", kind, "runs", "--out", dst)
+		args := []string{"export", kind, "runs", "--out", dst}
+		if kind == "sft" {
+			args = append(args, "--include-oracle")
+		}
+		code, out, errs := cli(t, args...)
 		assert.Equal(t, 0, code, "%s: %s%s", kind, out, errs)
+		assert.Contains(t, out, "wrote 1 episode", kind)
 		assert.Contains(t, out, "skipped 1: 1 inconclusive (interrupted)", kind)
 	}
 }

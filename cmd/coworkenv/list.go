@@ -13,20 +13,23 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const listUsage = "list [PATH] [--json] [--capabilities]\n\nLists the tasks of PATH (a file or a corpus folder; default: the built-in corpus).\n--json prints one object per task, with facts from a noop episode (its rubric items);\n--capabilities prints the Markdown table of capabilities by task counts."
+const listUsage = "list [PATH] [--json] [--capabilities]\n\nLists the tasks of PATH (a file or a corpus folder; default: the built-in corpus).\n--json prints one object per task, with facts from a noop episode (its rubric items);\n--capabilities prints the Markdown table of capabilities by task counts.\n\n" + splitHelp + " list shows each\ntask's split and family (--json: \"split\" and \"family\")."
 
 // listOptions are the options of `coworkenv list`.
 type listOptions struct {
 	streams
 	paths      []string
 	json, caps bool
+	split      *splitFlags
 }
 
 func (o *listOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per task")
 	fs.BoolVar(&o.caps, "capabilities", false, "print a Markdown table: capabilities × task counts, single- and multi-turn")
+	o.split = addSplitFlags(fs)
 }
 
 func (o *listOptions) args(pos []string) error {
@@ -36,11 +39,18 @@ func (o *listOptions) args(pos []string) error {
 
 func runList(o *listOptions) error {
 	stdout, stderr := o.stdout, o.stderr
+	if err := o.split.check(); err != nil {
+		return err
+	}
 	srcs, err := openSources(o.paths)
+	if err == nil {
+		err = o.split.filter(srcs)
+	}
 	if err != nil {
 		return usage(err)
 	}
 	ctx := context.Background()
+	splits := map[*dsl.Task]*trace.Split{}
 	var status error
 	var all []*dsl.Task
 	var taxonomy *dsl.Taxonomy
@@ -56,8 +66,13 @@ func runList(o *listOptions) error {
 				status = errNegative
 				continue
 			}
+			sp, err := o.split.record(s.corpus, rel)
+			if err != nil {
+				return usage(err)
+			}
 			for _, t := range f.Tasks {
 				perFile[t] = len(f.Tasks)
+				splits[t] = sp
 				all = append(all, t)
 			}
 		}
@@ -67,11 +82,20 @@ func runList(o *listOptions) error {
 		fmt.Fprint(stdout, capabilityTable(all, taxonomy))
 	case o.json:
 		for _, t := range all {
-			fmt.Fprintln(stdout, jsonv.MustEncode(taskFacts(ctx, t, perFile[t])))
+			facts := taskFacts(ctx, t, perFile[t])
+			if sp := splits[t]; sp != nil {
+				facts.Set("split", sp.Name)
+				facts.Set("family", sp.Family)
+			}
+			fmt.Fprintln(stdout, jsonv.MustEncode(facts))
 		}
 	default:
 		for _, t := range all {
-			fmt.Fprintf(stdout, "%-36s %d turn%s  %s\n", t.Name, len(t.Turns), plural(len(t.Turns)), strings.Join(t.Capabilities, ", "))
+			fmt.Fprintf(stdout, "%-36s %d turn%s  %s", t.Name, len(t.Turns), plural(len(t.Turns)), strings.Join(t.Capabilities, ", "))
+			if sp := splits[t]; sp != nil {
+				fmt.Fprintf(stdout, "  [%s: %s]", sp.Name, sp.Family)
+			}
+			fmt.Fprintln(stdout)
 		}
 	}
 	return status

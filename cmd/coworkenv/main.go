@@ -61,6 +61,9 @@ func mainCommand(args []string, io streams) (string, error) {
 			return c.name, c.main(args[1:], io)
 		}
 	}
+	if near := nearest(args[0], commandNames()); near != "" {
+		return "", usagef("unknown command %q (did you mean %s?)", args[0], near)
+	}
 	return "", usagef("unknown command %q (commands: %s)", args[0], strings.Join(commandNames(), ", "))
 }
 

@@ -69,7 +69,7 @@ func (a mcpAction) do(t *testing.T, cs *mcp.ClientSession) (*mcp.CallToolResult,
 	}
 	res, err := cs.CallTool(context.Background(), params)
 	require.NoError(t, err)
-	data, err := json.Marshal(res.StructuredContent)
+	data, err := json.Marshal(res.Meta[serve.StepMeta])
 	require.NoError(t, err)
 	var st session.Step
 	require.NoError(t, json.Unmarshal(data, &st), "%s", data)

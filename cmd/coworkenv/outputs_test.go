@@ -187,9 +187,10 @@ func TestModelDownIsModelError(t *testing.T) {
 
 		out := filepath.Join(t.TempDir(), "rl.jsonl")
 		code, stdout, errs = cli(t, "export", "rl", tr, "--out", out)
-		require.Equal(t, 0, code, errs)
+		require.Equal(t, 1, code, "an export that keeps no episode says so: %s%s", stdout, errs)
 		assert.Contains(t, stdout, "wrote 0 episodes")
 		assert.Contains(t, stdout, "1 inconclusive (model-error)")
+		assert.Contains(t, errs, "no episode written to "+out+": every trace was left out (1 inconclusive (model-error))")
 	}
 
 	out := filepath.Join(t.TempDir(), "runs")

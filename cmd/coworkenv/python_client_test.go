@@ -74,6 +74,10 @@ func TestPythonClient(t *testing.T) {
 
 	oracle := filepath.Join(dir, "oracle.json")
 	writePythonOracle(t, oracle)
+	// the task dataset as `export tasks` ships it, for the TRL adapter to take as it is
+	rows := filepath.Join(dir, "rows.jsonl")
+	code, exported, errs := cli(t, append([]string{"export", "tasks", "--out", rows, "--seeds", "2"}, pythonOracleTasks...)...)
+	require.Equal(t, 0, code, exported+errs)
 
 	traces := filepath.Join(dir, "traces")
 	const token = "py-t0k3n"
@@ -123,6 +127,7 @@ func TestPythonClient(t *testing.T) {
 	py.Env = append(os.Environ(),
 		"COWORKENV_URL="+url,
 		"COWORKENV_ORACLE="+oracle,
+		"COWORKENV_TASK_ROWS="+rows,
 		serveTokenEnv+"="+token,
 		"PYTHONDONTWRITEBYTECODE=1", // no __pycache__ in the repository
 		"PYTHONUNBUFFERED=1",
@@ -131,6 +136,7 @@ func TestPythonClient(t *testing.T) {
 	t.Logf("python3 -m unittest -v (clients/python):\n%s", out)
 	require.NoError(t, err, "the Python tests failed (output above)")
 	require.NotContains(t, string(out), "skipped 'set COWORKENV_URL", "the tests that need the server ran")
+	require.NotContains(t, string(out), "skipped 'set COWORKENV_TASK_ROWS", "the test of export tasks' rows ran")
 
 	// The Python tests delete their sessions but the one test_left_open leaves open for Ctrl-C.
 	resp, err := http.Get(url + "/health")

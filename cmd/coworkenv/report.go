@@ -16,7 +16,8 @@ import (
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
-const reportUsage = "report PATH... --out FILE.html [--corpus DIR] [--no-episodes] [--jobs N] [--time-limit DUR]\n\n" +
+const reportUsage = "report PATH... --out FILE.html [--corpus DIR] [--no-episodes] [--jobs N] [--time-limit DUR]\n" +
+	"report --compare A B --out FILE.html [--corpus DIR] [--no-episodes]\n\n" +
 	"Writes one self-contained HTML file (no network: its style, script, data and charts are inside it)\n" +
 	"for what PATH holds, found from the input itself:\n" +
 	"  - a trace (.jsonl; several traces make one page): the conversation, each tool call with its\n" +
@@ -37,7 +38,12 @@ const reportUsage = "report PATH... --out FILE.html [--corpus DIR] [--no-episode
 	"the task file is not found, or the replay no longer matches the trace, the page says so. The\n" +
 	"replay runs in this process, within the in-process guards and --time-limit per episode.\n" +
 	"`run`, `rollout` and `validate` write the same pages with --report FILE.html. docs/report.md says\n" +
-	"what each page shows."
+	"what each page shows.\n\n" +
+	"--compare A B puts two rollout folders side by side (before and after training, or two models): over\n" +
+	"the tasks both scored, the pass rate, pass@k and pass^k (k: the smaller sample count) of A and B and\n" +
+	"their difference, overall, single- and multi-turn and by capability, as tables and charts, and the\n" +
+	"tasks solved (more than half the samples passed) by one and not the other, each sample linking to its\n" +
+	"episode view in FILE-episodes/a and /b (with --no-episodes, to its trace)."
 
 // reportCmdOptions are the options of `coworkenv report`.
 type reportCmdOptions struct {
@@ -45,6 +51,7 @@ type reportCmdOptions struct {
 	paths          []string
 	out, corpusDir string
 	noEpisodes     bool
+	compare        bool
 	jobs           int
 	timeLimit      time.Duration
 }
@@ -52,6 +59,7 @@ type reportCmdOptions struct {
 func (o *reportCmdOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "the HTML file to write (required)")
 	fs.StringVar(&o.corpusDir, "corpus", ".", "a corpus to look for traced task files in, as replay does")
+	fs.BoolVar(&o.compare, "compare", false, "compare two rollout folders, A and B (the two PATHs)")
 	fs.BoolVar(&o.noEpisodes, "no-episodes", false, "a rollout's samples link to their traces; no episode views are written")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "how many episode views of a rollout are written at once")
 	fs.DurationVar(&o.timeLimit, "time-limit", report.DefaultTimeLimit, "the longest replay of one episode for its state changes")
@@ -80,6 +88,9 @@ func runReport(o *reportCmdOptions) error {
 	}
 	if err := checkOutput("--out", o.out, outputFile, pos...); err != nil {
 		return usage(err)
+	}
+	if o.compare {
+		return o.writeCompare()
 	}
 	kind, err := report.Detect(pos[0])
 	if err != nil {
@@ -155,4 +166,31 @@ func reportProgress(opts *report.Options, w io.Writer) (closeBar func()) {
 // reportFlag binds the `--report FILE.html` flag of run, rollout and validate to path.
 func reportFlag(fs *flag.FlagSet, path *string, what string) {
 	fs.StringVar(path, "report", "", "also write "+what+" as a self-contained HTML page to this file (see `coworkenv report`)")
+}
+
+// writeCompare is `report --compare A B`.
+func (o *reportCmdOptions) writeCompare() error {
+	if len(o.paths) != 2 {
+		return usagef("--compare: want two rollout folders, A and B, not %d paths", len(o.paths))
+	}
+	for _, p := range o.paths {
+		if kind, err := report.Detect(p); err != nil || kind != report.Rollout {
+			if err == nil {
+				err = fmt.Errorf("%s: a %s, not a rollout folder", p, kind)
+			}
+			return usagef("--compare: %v", err)
+		}
+	}
+	if !o.noEpisodes {
+		if err := checkOutput("--out", report.EpisodesDir(o.out), outputFolder, o.paths...); err != nil {
+			return usagef("%v (the folder of the episode views)", err)
+		}
+	}
+	opts := reportOptions(o.corpusDir)
+	opts.NoEpisodes, opts.TimeLimit = o.noEpisodes, o.timeLimit
+	if err := report.WriteCompare(context.Background(), o.out, o.paths[0], o.paths[1], opts); err != nil {
+		return usage(err)
+	}
+	fmt.Fprintf(o.stdout, "wrote %s (a comparison of %s and %s)\n", o.out, o.paths[0], o.paths[1])
+	return nil
 }

@@ -59,7 +59,8 @@ const rolloutUsage = "rollout [TASKS...] --out DIR [--samples K] [--jobs N] [--s
 	"job failed is failed again while the queue remembers the job's result (--retry-failed runs such jobs\n" +
 	"again). --queue embedded starts the server in this process and runs --jobs workers here.\n\n" +
 	queueFlagsHelp + "\n\n" +
-	"A task file that does not load is reported and counted (not_loaded), and the other files run."
+	"A task file that does not load is reported and counted (not_loaded), and the other files run.\n\n" +
+	splitHelp + " Each trace's start event\nrecords the task's split; the split flags are part of the folder's configuration (rollout.json)."
 
 // rolloutOptions are the options of `coworkenv rollout`.
 type rolloutOptions struct {
@@ -72,6 +73,7 @@ type rolloutOptions struct {
 	agent           *agentFlags
 	iso             *isolation
 	queue           *queueRun
+	split           *splitFlags
 }
 
 func (o *rolloutOptions) flags(fs *flag.FlagSet) {
@@ -85,6 +87,7 @@ func (o *rolloutOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	o.queue = addQueueRun(fs, "the samples")
 	reportFlag(fs, &o.report, "the rollout's summary and samples")
+	o.split = addSplitFlags(fs)
 }
 
 func (o *rolloutOptions) args(pos []string) error {
@@ -112,6 +115,9 @@ func runRollout(o *rolloutOptions) error {
 	}
 	if err := iso.check(); err != nil {
 		return usage(err)
+	}
+	if err := o.split.check(); err != nil {
+		return err
 	}
 	queued := o.queue.on()
 	var qopts []queue.Option
@@ -152,7 +158,10 @@ func runRollout(o *rolloutOptions) error {
 		}
 		return pool, err
 	}}
-	if err := rt.resolve(ctx, pos); err != nil {
+	if o.split.on() {
+		rt.split = o.split
+	}
+	if err := firstError(rt.resolve(ctx, pos), rt.err); err != nil {
 		return usage(err)
 	}
 	tasks, notLoaded := rt.tasks, rt.notLoaded
@@ -178,6 +187,9 @@ func runRollout(o *rolloutOptions) error {
 		Out: o.out, Samples: o.samples, Jobs: o.jobs, Seed: o.seed, VarySetup: o.varySetup,
 		Agent: choice.name, NewAgent: choice.newAgent, Config: choice.manifest(),
 		Pool: pool, AgentSpec: choice.spec, Model: choice.cfg,
+	}
+	if o.split.on() {
+		opts.Config.Set("split", jsonv.NewObject("name", o.split.name, "ratio", o.split.ratio, "seed", o.split.seed))
 	}
 	bar := progress.New(stderr, "rollout", len(tasks)*o.samples)
 	defer bar.Close()
@@ -312,6 +324,9 @@ type rolloutTasks struct {
 	seen      map[string]bool
 	support   map[*dsl.Corpus]map[string][]byte
 	files     map[string]taskFile // by task name, the file of each task (the first of a name)
+	// split, when set, keeps the tasks of one split and records each task's split in its traces
+	split *splitFlags
+	err   error // the first error of split
 }
 
 func (rt *rolloutTasks) resolve(ctx context.Context, args []string) error {
@@ -471,6 +486,18 @@ func (rt *rolloutTasks) add(c *dsl.Corpus, t *dsl.Task, src []byte, builtin bool
 // push adds the task t of the corpus c, unless it is there already.
 func (rt *rolloutTasks) push(c *dsl.Corpus, t rollout.Task) {
 	key := t.Task.File + "\x00" + t.Task.Name
+	if rt.split != nil && !rt.seen[key] {
+		keep, err := rt.split.keep(c, t.Task.Rel)
+		if err == nil {
+			t.Split, err = rt.split.record(c, t.Task.Rel)
+		}
+		if err != nil && rt.err == nil {
+			rt.err = err
+		}
+		if !keep || err != nil {
+			return
+		}
+	}
 	if !rt.seen[key] {
 		rt.seen[key] = true
 		rt.tasks = append(rt.tasks, t)

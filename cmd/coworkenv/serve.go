@@ -134,7 +134,12 @@ func runServe(o *serveOptions) error {
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return err // the server fails
+		// a port in use, an address not this machine's: serve could not run as asked
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err // "bind: address already in use", without the address again
+		}
+		return usagef("--addr %s: %v", o.addr, err)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	served := make(chan error, 1)

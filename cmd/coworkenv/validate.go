@@ -25,7 +25,7 @@ const validateUsage = "validate [PATH...] [--json] [--jobs N] [--strict] [--verb
 	"output: the counts by status and by diagnostic code as charts, and every task, worst first, with its\n" +
 	"diagnostics and source lines. It is written whatever the verdict, and checked before anything runs.\n" +
 	isolationHelp + "\n\n" + validateRunsHelp + "\n\n" +
-	validateModelsHelp + "\n\n" + validateQueueHelp
+	validateModelsHelp + "\n\n" + validateQueueHelp + "\n\n" + splitHelp
 
 // validateRunsHelp is the part of the usage text of validate about recorded runs.
 const validateRunsHelp = `Recorded runs (docs/writing-tasks.md, "Recorded runs") are played beside the checks of a task
@@ -59,6 +59,7 @@ type validateOptions struct {
 	iso                   *isolation
 	taskModels            *taskModelFlags
 	queue                 *queueRun
+	split                 *splitFlags
 }
 
 func (o *validateOptions) flags(fs *flag.FlagSet) {
@@ -70,6 +71,7 @@ func (o *validateOptions) flags(fs *flag.FlagSet) {
 	o.taskModels = addTaskModelFlags(fs, false)
 	o.queue = addQueueRun(fs, "every task file")
 	reportFlag(fs, &o.report, "the report")
+	o.split = addSplitFlags(fs)
 	fs.Var(&o.runs, "runs", "also play the recorded runs of this file against the tasks they name (repeat for several; a task file's own, FILE.star.runs.json, are played anyway)")
 }
 
@@ -98,7 +100,13 @@ func runValidate(o *validateOptions) error {
 	if err := o.iso.checkUsed(o.iso.isolated(len(o.paths) == 0)); err != nil {
 		return usage(err)
 	}
+	if err := o.split.check(); err != nil {
+		return err
+	}
 	srcs, err := openSources(o.paths)
+	if err == nil {
+		err = o.split.filter(srcs)
+	}
 	if err != nil {
 		return usage(err)
 	}

@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"stdlib"},
 	{"dsl"},
 	{"runtime"},
-	{"validate", "rollout", "export", "queue", "isolate", "generator", "corpus", "serve", "report", "internal/refdoc"},
+	{"validate", "rollout", "export", "split", "queue", "isolate", "generator", "corpus", "serve", "report", "internal/refdoc"},
 	{"internal"}, // the reference generator and test fixtures may use anything below the command line
 	{"cmd"},
 }

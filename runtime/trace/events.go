@@ -56,6 +56,17 @@ type Start struct {
 	// Model is the model of a model agent's episode: its name, endpoint and the settings every
 	// request carried. Absent for other agents and from traces of older engines.
 	Model *Model `json:"model,omitempty"`
+	// Split is the split of its corpus the task is in (package split), when the run was asked
+	// for one (rollout --split); export sft and rl refuse an episode of the test split.
+	Split *Split `json:"split,omitempty"`
+}
+
+// Split is where a task stands in a split of its corpus into train, dev and test.
+type Split struct {
+	Name   string `json:"name"`   // train, dev or test
+	Family string `json:"family"` // the family that keeps it with its siblings
+	Ratio  string `json:"ratio"`  // TRAIN,DEV,TEST, as --split-ratio takes it
+	Seed   int64  `json:"seed"`   // --split-seed
 }
 
 // Model describes the model behind a model agent.

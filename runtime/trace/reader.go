@@ -81,20 +81,23 @@ func Read(r io.Reader) ([]Event, error) {
 		}
 		v, err := jsonv.Decode(line)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", n, err)
+			return nil, notTrace(n, fmt.Errorf("line %d: %v", n, err))
 		}
 		obj, ok := v.(*jsonv.Object)
 		if !ok {
-			return nil, fmt.Errorf("line %d: want a JSON object, got %s", n, jsonv.TypeName(v))
+			return nil, notTrace(n, fmt.Errorf("line %d: want a JSON object, got %s", n, jsonv.TypeName(v)))
 		}
 		kv, _ := obj.Get("event")
 		kind, ok := kv.(string)
 		if !ok {
-			return nil, fmt.Errorf("line %d: missing \"event\"", n)
+			return nil, notTrace(n, fmt.Errorf("line %d: missing \"event\"", n))
 		}
 		schema, ok := schemas[kind]
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown event %q", n, kind)
+			return nil, notTrace(n, fmt.Errorf("line %d: unknown event %q", n, kind))
+		}
+		if n == 1 && kind != "start" {
+			return nil, notTrace(n, fmt.Errorf("line 1: a trace starts with a start event, not %s", kind))
 		}
 		body := reflect.New(schema.typ)
 		if err := schema.decode(obj, body.Elem()); err != nil {
@@ -102,8 +105,6 @@ func Read(r io.Reader) ([]Event, error) {
 		}
 		ev := Event{Line: n, Kind: kind, Body: body.Interface().(Body)}
 		switch {
-		case n == 1 && kind != "start":
-			return nil, fmt.Errorf("line 1: a trace starts with a start event, not %s", kind)
 		case n > 1 && kind == "start":
 			return nil, fmt.Errorf("line %d: a second start event", n)
 		case len(events) > 0 && events[len(events)-1].Kind == "end":
@@ -142,6 +143,16 @@ func Read(r io.Reader) ([]Event, error) {
 }
 
 var errLongLine = errors.New("line too long")
+
+// notTrace says that a file whose first line is not a start event is not a trace at all (a
+// README, a JSON Lines file of another kind), rather than a trace with a bad line; err is the
+// line's error, kept after it. Errors of other lines are a trace's own.
+func notTrace(n int, err error) error {
+	if n != 1 {
+		return err
+	}
+	return fmt.Errorf("not a trace (its first line is not a coworkenv start event): %w", err)
+}
 
 // readLine reads one line and its newline, like ReadBytes('\n'), but gives up with errLongLine
 // as soon as the line passes MaxLine bytes: a file with no newline cannot make it hold more.

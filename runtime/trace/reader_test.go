@@ -45,7 +45,7 @@ func TestReadLineLimits(t *testing.T) {
 		return b
 	}
 	_, err := trace.Read(bytes.NewReader(line(trace.MaxLine)))
-	if err == nil || err.Error() != "line 1: want a JSON object, got string" {
+	if err == nil || err.Error() != "not a trace (its first line is not a coworkenv start event): line 1: want a JSON object, got string" {
 		t.Fatalf("a line of MaxLine bytes: %v", err)
 	}
 	_, err = trace.Read(bytes.NewReader(line(trace.MaxLine + 1)))
@@ -55,5 +55,23 @@ func TestReadLineLimits(t *testing.T) {
 	_, err = trace.Read(bufio.NewReader(strings.NewReader("{}")))
 	if err == nil || err.Error() != "line 1: the trace is truncated (the last line has no newline)" {
 		t.Fatalf("no newline: %v", err)
+	}
+}
+
+// A file that is not a trace (text, JSON of another kind) is said to be not a trace, not a trace
+// with a bad line; a bad line after a start event is the trace's own.
+func TestReadNotATrace(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"# coworkenv\n", "not a trace (its first line is not a coworkenv start event): line 1: invalid JSON"},
+		{"[1, 2]\n", "not a trace (its first line is not a coworkenv start event): line 1: want a JSON object, got array"},
+		{`{"messages": []}` + "\n", "not a trace (its first line is not a coworkenv start event): line 1: missing \"event\""},
+		{`{"event": "chat"}` + "\n", "not a trace (its first line is not a coworkenv start event): line 1: unknown event \"chat\""},
+		{`{"event": "end", "passed": true}` + "\n", "not a trace (its first line is not a coworkenv start event): line 1:"},
+	} {
+		_, err := trace.Read(strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.in, err, c.want)
+		}
 	}
 }

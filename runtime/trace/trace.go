@@ -36,8 +36,12 @@ func (s *Start) HashStates(p *episode.Prepared) {
 	}
 }
 
+// Version is this engine's version, the one every place that says a version says: the start
+// event's engine, the MCP server's serverInfo, OpenEnv's /metadata, exports and reports.
+const Version = "0.1.0"
+
 // Engine names this engine in the start event.
-const Engine = "coworkenv/0.1.0"
+const Engine = "coworkenv/" + Version
 
 // FileSHA256 is the hex SHA-256 of a task file's bytes.
 func FileSHA256(src []byte) string {

@@ -351,10 +351,12 @@ func plain(ms []*mention) bool {
 
 // factor reports whether the rate r is a factor of a calculation: the text names a quantity in the
 // unit it is per ("8.33 SDR per kg" beside "420 kg", "EUR 10.80 each" beside "600 pallets"). A rate
-// per anything else ("EUR 7,000 per order") stays a rival of a plain amount.
+// per anything else ("EUR 7,000 per order") stays a rival of a plain amount, and so does a rate of
+// one unit, which is an amount ("For 1 order, EUR 7,000 per order").
 func (d *Doc) factor(r *mention) bool {
+	one := decimal.NewFromInt(1)
 	for _, m := range d.ments {
-		if m == r || m.Per != "" {
+		if m == r || m.Per != "" || m.num.Equal(one) {
 			continue
 		}
 		if r.Per == "each" && (m.Kind == Count || m.Kind == Number) {
@@ -369,8 +371,8 @@ func (d *Doc) factor(r *mention) bool {
 
 // rivals reports whether the claim m, which does not state v, states another value of v's kind.
 func (d *Doc) rivals(v *Value, m *mention) bool {
-	if m.Role == "whole" || m.Role == "part" && v.Kind == Percent {
-		return false // "3 of the 48 racks failed", "92% (81 of 88)"
+	if m.Role == "whole" || m.Role == "part" && v.Kind == Percent || m.Role == "variant" || m.Role == "label" && v.Kind != Number {
+		return false // "3 of the 48 racks failed", "92% (81 of 88)", "(EUR 1,240.00 without surcharge)"
 	}
 	switch v.Kind {
 	case Date:

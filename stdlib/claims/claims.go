@@ -81,7 +81,9 @@ type Claim struct {
 	// Entity is the name the value is bound to ("" when none): see the binding rules.
 	Entity string
 	// Role is "start" or "end" for the ends of a range ("9:00-11:00", "8-10 January"), "part" or
-	// "whole" for a part of a whole ("3 of the 48 racks"); a whole is no rival.
+	// "whole" for a part of a whole ("3 of the 48 racks"); a whole is no rival. "variant" is another
+	// measure of the thing, in brackets ("(EUR 1,240.00 without surcharge)"): no rival either.
+	// "label" is a number that names a place or a part ("dock 4"): a rival of a number only.
 	Role string
 	// Per is what an amount or a count is a rate of: "kg" in "8.33 SDR per kg" and "EUR 2.50/kg",
 	// "pallet" in "EUR 10.80 per pallet", "each" in "EUR 10.80 each"; "" for a plain value.

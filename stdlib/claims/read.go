@@ -2,6 +2,7 @@ package claims
 
 import (
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -131,8 +132,19 @@ func read(text string, opt Options) *Doc {
 	return d
 }
 
+// labelNouns before a plain number make it the name of a place or a part, not a quantity ("dock
+// 4", "bay 3", "line 2").
+var labelNouns = words(`bay dock door gate room row aisle line level floor platform track lane zone area shelf rack bin
+	slot phase option version page section item step stage building hall terminal berth pier unit suite box column
+	chapter week day round table seat desk counter window booth ramp station`)
+
+// measureQualifiers after an amount that opens a bracket make it another measure of the thing
+// ("(EUR 1,240.00 without surcharge)", "(12% excl. VAT)").
+var measureQualifiers = words(`without excluding excl ex net before after incl including inclusive exclusive`)
+
 // rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
-// 10.80 each") and the parts of a whole ("3 of the 48 racks").
+// 10.80 each"), the parts of a whole ("3 of the 48 racks"), another measure in brackets
+// ("(EUR 1,240.00 without surcharge)") and the numbers that name ("dock 4").
 func (d *Doc) rates(ms []*mention) {
 	// "3 of the 48 racks", "81 of 88": a part and its whole
 	for k := 0; k+1 < len(ms); k++ {
@@ -161,6 +173,12 @@ func (d *Doc) rates(ms []*mention) {
 		t := m.t1
 		if t >= len(d.toks) {
 			continue
+		}
+		if m.Kind == Number && m.t0 >= 1 && labelNouns[d.toks[m.t0-1].low] && m.Role == "" {
+			m.Role = "label" // "24 pallets at dock 4": the number names the dock
+		}
+		if m.t0 >= 1 && d.toks[m.t0-1].low == "(" && measureQualifiers[d.toks[t].low] && m.Role == "" {
+			m.Role = "variant" // "EUR 1,413.60 (EUR 1,240.00 without surcharge)": another measure
 		}
 		switch l := d.toks[t].low; {
 		case l == "each" || l == "apiece":
@@ -1101,10 +1119,16 @@ func (d *Doc) stances(s *sentence) {
 				}
 				d.scopeBack(s, i, t.stance, name, back)
 				// a clause that holds only the trigger ("…, I think." "(tbc)") looks back a clause
+				// ("PO-2026-204 or -205, can't remember": and the clauses that one goes on with)
 				if d.onlyTrigger(s, c, i, end) && s.items[i].clause > 0 {
-					p := s.clauses[s.items[i].clause-1]
-					for k := p.i0; k < p.i1; k++ {
-						set(k, t.stance, name)
+					for pi, n := s.items[i].clause-1, 0; pi >= 0 && n < 3; pi, n = s.clauses[pi].cont, n+1 {
+						p := s.clauses[pi]
+						for k := p.i0; k < p.i1; k++ {
+							set(k, t.stance, name)
+						}
+						if p.own || t.stance != Hedged {
+							break
+						}
 					}
 				}
 			}
@@ -1291,14 +1315,17 @@ func (d *Doc) scopeBack(s *sentence, i int, st Stance, name string, set func(int
 	}
 }
 
+// triggerFillers may stand beside a trigger in a clause of its own ("if I remember correctly").
+var triggerFillers = words(`correctly right rightly exactly though then now`)
+
 // onlyTrigger reports whether the clause c holds nothing but the trigger at items i..end (and
-// punctuation).
+// punctuation, and triggerFillers).
 func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
 	for k := c.i0; k < c.i1; k++ {
 		if k >= i && k < end {
 			continue
 		}
-		if s.items[k].word && !(k == c.i0 && clauseBreaks[d.toks[s.items[k].t0].low]) {
+		if s.items[k].word && !(k == c.i0 && clauseBreaks[d.toks[s.items[k].t0].low]) && !(s.items[k].m == nil && triggerFillers[d.toks[s.items[k].t0].low]) {
 			return false
 		}
 	}
@@ -1607,6 +1634,13 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				x.Value = restate(x, y)
 				same = true
 			}
+			if x.Kind == ID && y.Kind == Number && or && words <= 1 {
+				// "PO-2026-204 or -205", "INV-2041 or 2042": the other id, its end written alone
+				if v, ok := idWithEnd(x.Value, y.Text, rng); ok {
+					y.Kind, y.Value = ID, v
+					same = true
+				}
+			}
 			if comma && !or {
 				brk = true // "EUR 6,480, to Noorderlaan 147": a range is not split by a comma
 			}
@@ -1796,16 +1830,43 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
 	}
 	first := false
+	newPredicate := false
 	for ci >= 0 {
 		c := s.clauses[ci]
-		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+		sp := span{s.items[c.i0].t0, s.items[c.i1-1].t1}
+		if newPredicate {
+			// "The truck arrived at 21:10 and was unloaded by 22:00": the second predicate
+			// shares the subject, not the first predicate
+			if v := d.predicateStart(s, c); v > sp.t0 {
+				sp.t1 = v
+			}
+		}
+		out = append(out, sp)
 		if ci == 0 {
 			first = true
 		}
 		if own {
 			break
 		}
+		newPredicate = newPredicate || d.startsPredicate(s, c)
 		ci = c.cont
+	}
+	if !own && d.itClause(s, s.items[at].clause) {
+		// "I haven't heard back, so it is still unconfirmed": "it" is what the sentence before
+		// (or a clause before) was about
+		for x := 0; x < s.items[at].clause; x++ {
+			c := s.clauses[x]
+			if sp := (span{s.items[c.i0].t0, s.items[c.i1-1].t1}); !containsSpan(out, sp) {
+				out = append(out, sp)
+			}
+		}
+		if s.prev >= 0 && !s.cont {
+			p := d.sents[s.prev]
+			out = append(out, span{p.t0, p.t1})
+		}
+	}
+	if h, ok := d.elidedHead(s, s.items[at].clause); ok {
+		out = append(out, h) // "Noordster's is Joris Smit": the account manager of the clause before
 	}
 	if s.table && col >= 0 && col < len(s.header) {
 		out = append(out, s.header[col])
@@ -1878,6 +1939,32 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 		if k := d.nearest(s, a.i0, a.i1, at, class); k != "" {
 			return k
 		}
+	}
+	if !s.cont && d.itClause(s, ci) {
+		// "I checked with Dirk, and it is 16:15 now": "it" is no person but the thing named
+		// before, in the sentence or the one before it
+		classes := []string{"id", string(Company), string(Place), string(Other)}
+		switch class {
+		case string(Person):
+			classes = nil
+		case "":
+		default:
+			classes = []string{class}
+		}
+		for _, cl := range classes {
+			if k := d.nearest(s, 0, c.i0, at, cl); k != "" {
+				return k
+			}
+		}
+		if p := s.prev; p >= 0 {
+			ps := d.sents[p]
+			for _, cl := range classes {
+				if k := d.nearest(ps, 0, len(ps.items), len(ps.items), cl); k != "" {
+					return k
+				}
+			}
+		}
+		return ""
 	}
 	first := ci == 0
 	for x := c.cont; x >= 0; x = s.clauses[x].cont {
@@ -1974,4 +2061,136 @@ func (d *Doc) nearest(s *sentence, i0, i1, at int, class string) string {
 		}
 	}
 	return best
+}
+
+// copulas link a possessive's head to its value ("Hollandia's account manager is Lotte Visser").
+var copulas = []string{"is", "are", "was", "were"}
+
+// possessive returns the last token of a possessive at token t ("dirk's"; "'", "s" after "B.V."),
+// or -1.
+func (d *Doc) possessive(t int) int {
+	k := &d.toks[t]
+	if k.kind == tWord && k.key != k.low && (strings.HasSuffix(k.low, "'s") || strings.HasSuffix(k.low, "'")) {
+		return t
+	}
+	if k.low == "'" && t+1 < len(d.toks) && d.toks[t+1].low == "s" && !d.toks[t+1].sp && t > 0 && !k.sp {
+		return t + 1
+	}
+	return -1
+}
+
+// elidedHead is the head a clause leaves out after a possessive, taken from the clause before it
+// (in its sentence, or the last of the sentence before): in "Hollandia's account manager is Lotte
+// Visser; Noordster's is Joris Smit." the second clause is about "account manager" too, and not
+// about Hollandia. The clause must start with words that end in a possessive, followed at once by
+// a copula; the clause before must hold a possessive, one to three words and a copula.
+func (d *Doc) elidedHead(s *sentence, ci int) (span, bool) {
+	c := s.clauses[ci]
+	t0, t1 := s.items[c.i0].t0, s.items[c.i1-1].t1
+	at := -1
+	for t := t0; t < t1 && t < t0+8 && !slices.Contains(copulas, d.toks[t].low); t++ {
+		if e := d.possessive(t); e >= 0 {
+			at = e
+			break
+		}
+	}
+	if at < 0 || at+1 >= t1 || !slices.Contains(copulas, d.toks[at+1].low) {
+		return span{}, false
+	}
+	var p0, p1 int
+	switch {
+	case ci > 0:
+		pc := s.clauses[ci-1]
+		p0, p1 = s.items[pc.i0].t0, s.items[pc.i1-1].t1
+	case s.idx > 0 && d.sents[s.idx-1].block == s.block:
+		ps := d.sents[s.idx-1]
+		pc := ps.clauses[len(ps.clauses)-1]
+		p0, p1 = ps.items[pc.i0].t0, ps.items[pc.i1-1].t1
+	default:
+		return span{}, false
+	}
+	for t := p0; t < p1; t++ {
+		if e := d.possessive(t); e < 0 {
+			continue
+		} else {
+			t = e
+		}
+		for n := 1; n <= 4 && t+n < p1; n++ {
+			if k := d.toks[t+n]; k.kind != tWord {
+				break
+			} else if slices.Contains(copulas, k.low) {
+				if n == 1 {
+					break // "Hollandia's is …": no head to take
+				}
+				return span{t + 1, t + n}, true
+			}
+		}
+	}
+	return span{}, false
+}
+
+// itClause reports whether clause ci, not the first of its sentence, has "it" for its subject,
+// after a conjunction at most ("so it is still unconfirmed", "but it is on other weekdays").
+func (d *Doc) itClause(s *sentence, ci int) bool {
+	if ci == 0 {
+		return false
+	}
+	c := s.clauses[ci]
+	t, t1 := s.items[c.i0].t0, s.items[c.i1-1].t1
+	for t < t1 && d.toks[t].kind != tWord {
+		t++ // the comma that began it
+	}
+	if t < t1 && clauseBreaks[d.toks[t].low] {
+		t++
+	}
+	return t+1 < t1 && (d.toks[t].low == "it" || d.toks[t].low == "it's") && d.anaphor(t)
+}
+
+// idWithEnd is id with its last digits replaced by the digits of end: as many digits as id ends
+// with ("INV-2041 or 2042"), or fewer after a hyphen (dashed: "PO-2026-204 or -05").
+func idWithEnd(id, end string, dashed bool) (string, bool) {
+	ds := strings.TrimLeft(end, "-–#")
+	if ds == "" || strings.Trim(ds, "0123456789") != "" {
+		return "", false
+	}
+	n := 0
+	for n < len(id) && id[len(id)-1-n] >= '0' && id[len(id)-1-n] <= '9' {
+		n++
+	}
+	if len(ds) > n || len(ds) < n && !dashed {
+		return "", false
+	}
+	return id[:len(id)-len(ds)] + ds, true
+}
+
+// auxiliaries start a predicate of their own after a conjunction ("and was unloaded by 22:00").
+var auxiliaries = words(`was were is are has had have will would can could should must`)
+
+// startsPredicate reports whether clause c is a conjunction and a verb with no subject of its own:
+// a second predicate of the clause it continues ("… and was unloaded by 22:00").
+func (d *Doc) startsPredicate(s *sentence, c clause) bool {
+	t, t1 := s.items[c.i0].t0, s.items[c.i1-1].t1
+	if t+1 >= t1 || !(d.toks[t].low == "and" || d.toks[t].low == "but" || d.toks[t].low == "then") {
+		return false
+	}
+	return auxiliaries[d.toks[t+1].low]
+}
+
+// predicateStart is the first token of the predicate of clause c: its first auxiliary, status or
+// past-tense word after a subject of one word at least (-1 when it has none).
+func (d *Doc) predicateStart(s *sentence, c clause) int {
+	for k := c.i0 + 1; k < c.i1; k++ {
+		it := s.items[k]
+		if it.m != nil {
+			if it.m.Kind == Status {
+				return it.t0
+			}
+			continue
+		}
+		l := d.toks[it.t0].low
+		if auxiliaries[l] || d.toks[it.t0].kind == tWord && len(l) > 3 && strings.HasSuffix(l, "ed") && d.src[d.toks[it.t0].s] >= 'a' {
+			return it.t0
+		}
+	}
+	return -1
 }

@@ -1135,7 +1135,7 @@ func (sc *scanner) phoneAt(i int, cued bool) int {
 	if first == nil {
 		return i
 	}
-	if !cued && first.low != "+" && first.low != "(" && !(first.kind == tNum && first.low[0] == '0') {
+	if !cued && first.low != "+" && first.low != "(" && !(first.kind == tNum && first.low[0] == '0') && !sc.nanp(i) {
 		return i
 	}
 	var b strings.Builder
@@ -1189,6 +1189,41 @@ func (sc *scanner) phoneAt(i int, cued bool) int {
 	}
 	sc.add(Phone, i, last, phonenumbers.Format(num, phonenumbers.E164))
 	return last
+}
+
+// nanp reports whether tokens i.. are a number of the North American plan written as people in
+// its region write it, in a region that uses it: three digits, three and four, joined by the same
+// hyphen, dot or space ("312-555-0147", "312.555.0147", "312 555 0147").
+func (sc *scanner) nanp(i int) bool {
+	if phonenumbers.GetCountryCodeForRegion(strings.ToUpper(sc.d.opt.Region)) != 1 {
+		return false
+	}
+	d := sc.d
+	want := []int{3, 3, 4}
+	sep := ""
+	j := i
+	for g, n := range want {
+		t := sc.tok(j)
+		if t == nil || t.kind != tNum || t.e-t.s != n || (g > 0 && sep == " " && d.src[d.toks[j-1].e:t.s] != " ") {
+			return false
+		}
+		if g == len(want)-1 {
+			next := sc.tok(j + 1)
+			return next == nil || next.kind != tNum && !(next.low == "-" || next.low == ".") || next.low == "." && sc.tok(j+2) == nil
+		}
+		s := sc.tok(j + 1)
+		switch {
+		case s != nil && !s.sp && (s.low == "-" || s.low == ".") && (sep == "" || sep == s.low):
+			sep = s.low
+			j += 2
+		case s != nil && s.kind == tNum && s.sp && (sep == "" || sep == " "):
+			sep = " "
+			j++
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // ---- quantities: money, percentages, durations, counts, numbers ----
