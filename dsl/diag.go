@@ -9,6 +9,8 @@ import (
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/coworkenv/coworkenv/internal/shown"
 )
 
 // Severity of a diagnostic.
@@ -112,13 +114,13 @@ func (d Diagnostic) At(pos syntax.Position) Diagnostic {
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	if d.File != "" {
-		b.WriteString(d.File)
+		b.WriteString(shown.Name(d.File))
 		if d.Line > 0 {
 			fmt.Fprintf(&b, ":%d:%d", d.Line, d.Col)
 		}
 		b.WriteString(": ")
 	}
-	fmt.Fprintf(&b, "%s[%s]: %s", d.Severity, d.Code, d.Message)
+	fmt.Fprintf(&b, "%s[%s]: %s", d.Severity, d.Code, shown.Text(d.Message))
 	return b.String()
 }
 

@@ -441,7 +441,7 @@ func ATIF(e *Episode, system string) *jsonv.Object {
 	if msg := e.Error(); msg != "" {
 		errv, code = msg, e.ErrorCode()
 	}
-	extra := jsonv.NewObject("task", e.Task(), "group", e.Group(), "file", e.File(), "trace", filepath.ToSlash(e.Path),
+	extra := jsonv.NewObject("task", e.Task(), "group", e.Group(), "file", e.OutFile(), "trace", filepath.ToSlash(e.Path),
 		"sample", sample, "seed", e.Seed(), "error", errv, "error_code", code,
 		"checks", checkObjects(e.end().Checks), "turns", e.turnVerdicts())
 	if sp := e.SplitOf(); sp != "" {

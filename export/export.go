@@ -49,10 +49,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
@@ -65,11 +67,49 @@ import (
 type Episode struct {
 	Path   string
 	Events []trace.Event // as trace.Read returns them: start first, end last
+	// checked is the task file the trace was verified against (replayed), as shown; "" when it
+	// was not (SetChecked).
+	checked string
+}
+
+// SetChecked says that the trace was verified against the task file at path (as replay shows
+// it), which the outputs then name (OutFile).
+func (e *Episode) SetChecked(path string) { e.checked = path }
+
+// OutFile is the task file as the outputs name it (their "file"): the file the trace was verified
+// against; for a trace that was not verified (--no-verify), the path the trace records only
+// when it is a relative path that stays inside its folder (tasks/t.star), else the task file's
+// path inside its corpus when that is one, else nil. A path the trace records is not otherwise
+// trusted: a forged /etc/passwd is not copied into training data.
+func (e *Episode) OutFile() jsonv.Value {
+	if e.checked != "" {
+		return e.checked
+	}
+	for _, p := range []string{e.File(), e.start().TaskPath()} {
+		if localPath(p) {
+			return p
+		}
+	}
+	return nil
+}
+
+// localPath reports whether p is a plain slash-separated relative path that stays inside its
+// folder (no "..", not absolute, no backslash, drive or control character).
+func localPath(p string) bool {
+	if !fs.ValidPath(p) || p == "." || strings.ContainsAny(p, `\:`) {
+		return false
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadFile reads a trace.
 func ReadFile(path string) (*Episode, error) {
-	data, err := os.ReadFile(path)
+	data, err := trace.ReadFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

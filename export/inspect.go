@@ -162,7 +162,9 @@ func (l *InspectLog) Add(e *Episode, system string) error {
 
 	model := inspectModel(e)
 	l.tasks = addOnce(l.tasks, e.Task())
-	l.files = addOnce(l.files, e.File())
+	if f, ok := e.OutFile().(string); ok {
+		l.files = addOnce(l.files, f)
+	}
 	l.models = addOnce(l.models, model)
 	l.agents = addOnce(l.agents, e.Agent())
 	if start.Model != nil {
@@ -215,7 +217,7 @@ func (l *InspectLog) Add(e *Episode, system string) error {
 	if n := e.Sample(); n >= 0 {
 		sampleNo = int64(n)
 	}
-	metadata := jsonv.NewObject("task", e.Task(), "group", e.Group(), "file", e.File(), "trace", strings.ReplaceAll(e.Path, "\\", "/"),
+	metadata := jsonv.NewObject("task", e.Task(), "group", e.Group(), "file", e.OutFile(), "trace", strings.ReplaceAll(e.Path, "\\", "/"),
 		"sample", sampleNo, "seed", e.Seed(), "agent", e.Agent())
 	if sp := e.SplitOf(); sp != "" {
 		metadata.Set("split", sp)

@@ -370,7 +370,7 @@ func RLLine(e *Episode, system string, o RLOptions) *jsonv.Object {
 		"task", e.Task(),
 		"group", e.RLGroup(),
 		"start_state", e.StartState(),
-		"file", e.File(),
+		"file", e.OutFile(),
 		"trace", e.Path,
 		"sample", sample,
 		"seed", e.Seed(),

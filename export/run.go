@@ -4,9 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"os"
 	"sort"
 	"strconv"
+
+	"github.com/coworkenv/coworkenv/runtime/trace"
 )
 
 // Sink writes the episodes of one export: a kind of output (sft, rl, atif, inspect).
@@ -122,7 +123,7 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 		if chosen != nil && !ok {
 			continue // unreadable, skipped or not chosen: counted by choose
 		}
-		data, err := os.ReadFile(p)
+		data, err := trace.ReadFile(p)
 		var e *Episode
 		if err == nil && chosen != nil && sha256.Sum256(data) != digest {
 			err = errors.New("the trace changed while it was exported")
@@ -197,7 +198,7 @@ func choose(paths []string, sink Sink, opts RunOptions, sum *Summary, unreadable
 	var cands []candidate
 	digests := map[int][32]byte{}
 	for i, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := trace.ReadFile(p)
 		var e *Episode
 		if err == nil {
 			e, err = Decode(p, data)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -38,9 +37,9 @@ func WriteEpisodes(ctx context.Context, out string, paths []string, opts Options
 
 // readTraceFile reads a whole trace; the error names the file.
 func readTraceFile(path string) ([]trace.Event, error) {
-	data, err := os.ReadFile(path)
+	data, err := trace.ReadFile(path)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: unwrapPath(err)}
+		return nil, &InputError{Path: path, Err: err}
 	}
 	events, err := trace.Read(bytes.NewReader(data))
 	if err != nil {

@@ -159,9 +159,9 @@ func readTask(ctx context.Context, dir, name string, opts Options) (*rollout.Tas
 		}
 		path := filepath.Join(folder, e.Name())
 		s := &rollout.Sample{Index: i, Path: path}
-		data, err := os.ReadFile(path)
+		data, err := trace.ReadFile(path)
 		if err != nil {
-			return nil, nil, &InputError{Path: path, Err: unwrapPath(err)}
+			return nil, nil, &InputError{Path: path, Err: err}
 		}
 		events, err := trace.Read(bytes.NewReader(data))
 		if err != nil && !partial {

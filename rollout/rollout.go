@@ -736,6 +736,7 @@ func plan(tasks []Task, opts Options, check func(Task) error) (*Result, []job, e
 	if err := checkManifest(opts); err != nil {
 		return nil, nil, err
 	}
+	removeStale(opts.Out, tasks)
 	res := &Result{Samples: opts.Samples, Seed: opts.Seed, VarySetup: opts.VarySetup, Agent: opts.Agent, Tasks: make([]TaskResult, len(tasks))}
 	var todo []job
 	for ti, t := range tasks {

@@ -167,7 +167,7 @@ const openEnvStateSchema = `{
   "type": "object",
   "properties": {
     "episode_id": {"type": ["string", "null"], "description": "The session's id; its trace is <id>.jsonl."},
-    "step_count": {"type": "integer", "description": "The actions (call_tool and reply) taken in the episode."},
+    "step_count": {"type": "integer", "description": "The actions (call_tool and reply) taken in the episode, through this connection or any other front end (the HTTP API, MCP)."},
     "seed": {"type": "integer"},
     "task": {"type": "string"},
     "turn": {"type": "integer"},
@@ -208,9 +208,8 @@ type wsConn struct {
 	conn *websocket.Conn
 	ctx  context.Context // ends with the connection
 
-	e     *entry // the episode; nil before the first reset
-	seed  int64
-	steps int // actions taken in the episode
+	e    *entry // the episode; nil before the first reset
+	seed int64
 }
 
 // wsError is the data of an error message: OpenEnv's code, this API's code (reason), and what
@@ -359,7 +358,7 @@ func (c *wsConn) endEpisode() {
 	}
 	c.s.reg.remove(c.e.id) // an error is a session already reaped, or a server shutting down
 	c.e.s.Close()
-	c.e, c.steps = nil, 0
+	c.e = nil
 }
 
 // handle answers one message; closing says the client sent close.
@@ -458,7 +457,7 @@ func (c *wsConn) reset(data json.RawMessage) wsAnswer {
 	if err != nil {
 		return wsSessionFail(err)
 	}
-	c.e, c.seed, c.steps = e, seed, 0
+	c.e, c.seed = e, seed
 	first := e.s.First()
 	obs := wsObservation{Task: t.task.Name, System: e.s.System(), Tools: openEnvTools(e.s),
 		User: first.User, Turn: first.Turn, Turns: len(t.task.Turns), Verdict: first.Result}
@@ -551,7 +550,6 @@ func (c *wsConn) step(data json.RawMessage) wsAnswer {
 	if a.Type == wsCallTool {
 		obs.ToolName, obs.CallID, obs.Result, obs.IsError = a.tool(), st.CallID, &st.Content, st.IsError
 	}
-	c.steps++
 	obs.User, obs.Turn, obs.TurnOver, obs.TurnReward, obs.Verdict = st.User, st.Turn, st.TurnOver, st.Reward, st.Result
 	return wsObserve(obs, st)
 }
@@ -608,6 +606,19 @@ func (a *wsAction) text() string {
 	return ""
 }
 
+// episodeSteps are the actions taken in the episode, through any front end: each is one
+// assistant message of its conversation (a call is a message with one tool call, a reply one
+// without).
+func episodeSteps(st session.Status) int {
+	n := 0
+	for _, m := range st.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
 // state answers a state message.
 func (c *wsConn) state() wsAnswer {
 	if c.e == nil {
@@ -615,7 +626,7 @@ func (c *wsConn) state() wsAnswer {
 	}
 	st := c.e.s.State()
 	id, seed := c.e.id, c.seed
-	out := wsState{EpisodeID: &id, StepCount: c.steps, Seed: &seed, Status: &st, Trace: c.e.tr.path}
+	out := wsState{EpisodeID: &id, StepCount: episodeSteps(st), Seed: &seed, Status: &st, Trace: c.e.tr.path}
 	if err := c.e.tr.getErr(); err != nil {
 		out.TraceError = err.Error()
 	}

@@ -784,3 +784,21 @@ func TestOpenEnvNoGoroutineLeft(t *testing.T) {
 	ts.Close()
 	assert.Empty(t, leaktest.Leftover("serve_test.TestOpenEnvNoGoroutineLeft(", ourPackages...))
 }
+
+// step_count is the episode's actions, as the docs say, not the connection's: an action taken in
+// the session through the HTTP API counts too.
+func TestOpenEnvStepCountIsTheEpisodes(t *testing.T) {
+	t.Parallel()
+	s := newOpenEnvServer(t, serve.Options{})
+	c := s.dial(t, "")
+	observation(t, c.roundTrip(reset("fuel-surcharge-answer", 7)))
+	o := observation(t, c.roundTrip(step(map[string]any{"type": "call_tool", "tool_name": "fs_list", "arguments": map[string]any{"path": "/"}})))
+	require.False(t, o.Observation.IsError)
+	st := c.state()
+	require.Equal(t, 1, st.StepCount)
+	status, _, body := s.http.send(*st.EpisodeID, act{name: "fs_list", args: jsonv.NewObject("path", "/")})
+	require.Equal(t, http.StatusOK, status, string(body))
+	st = c.state()
+	assert.Equal(t, 2, st.StepCount, "the call over HTTP is a step of the episode")
+	assert.Equal(t, 2, st.Calls)
+}

@@ -11,12 +11,19 @@ import (
 
 	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace/internal/pmap"
+	"golang.org/x/text/unicode/norm"
 )
 
 // CleanPath makes p absolute and clean: "a.txt" and "/a.txt" are one file, a trailing slash is
-// dropped, and ".." never leaves "/" ("../../x" is "/x"). The empty path is "/".
+// dropped, and ".." never leaves "/" ("../../x" is "/x"). The empty path is "/". It is also put
+// in Unicode normalization form C, so that names that differ only in normalization are one file:
+// "cafe\u0301.txt" (e and a combining accent, as macOS writes it) is "caf\u00e9.txt".
 func CleanPath(p string) string {
-	return path.Clean("/" + p)
+	c := path.Clean("/" + p)
+	if !norm.NFC.IsNormalString(c) {
+		c = norm.NFC.String(c)
+	}
+	return c
 }
 
 // checkPath is CleanPath for a path that enters a file operation: a path holding a control

@@ -336,3 +336,20 @@ func TestGlobOfManyStarsIsPolynomialAndCharged(t *testing.T) {
 	_, err = fs.GlobCharged(pattern, func(int) error { return stop })
 	assert.ErrorIs(t, err, stop)
 }
+
+// Paths that differ only in Unicode normalization name one file: a path is kept in form C, so
+// a file written with a decomposed accent is read, listed and replaced under the composed one.
+func TestPathsAreNormalized(t *testing.T) {
+	t.Parallel()
+	st := New(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), 0)
+	fs := st.Files()
+	require.NoError(t, fs.Write("/notes/cafe\u0301.txt", "one"))
+	got, err := fs.Read("/notes/caf\u00e9.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "one", got)
+	require.NoError(t, fs.Write("/notes/caf\u00e9.txt", "two"))
+	names, err := fs.List("/notes")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"caf\u00e9.txt"}, names, "one file, named in form C")
+	assert.Equal(t, "/\u00c4/x", CleanPath("A\u0308/x"), "CleanPath composes")
+}

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/coworkenv/coworkenv/internal/shown"
 )
 
 // Exit statuses: every command ends with one of these, by one rule (exitStatusHelp).
@@ -110,7 +112,7 @@ func finish(stderr io.Writer, name string, err error) int {
 		prefix += " " + name
 	}
 	if err != nil && !errors.Is(err, errHelp) && !errors.Is(err, errNegative) && !errors.Is(err, errUsageSaid) {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+		fmt.Fprintf(stderr, "%s: %s\n", prefix, shown.Text(err.Error()))
 	}
 	return exitStatus(err)
 }

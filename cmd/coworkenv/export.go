@@ -13,6 +13,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/internal/shown"
 )
 
 // exportKind is one kind of `coworkenv export` (its own file, export_KIND.go): its help, its
@@ -204,7 +205,7 @@ func (o *exportOptions) export() error {
 		Systems:  &export.Systems{Load: func(e *export.Episode) (*dsl.Task, error) { return loadTraced(o.corpusDir, e) }},
 		Progress: func(done, kept int) { bar.Set(done, fmt.Sprintf("%d kept", kept)) },
 		OnUnreadable: func(path string, err error) {
-			fmt.Fprintf(errw, "%s: skipping %s: %v\n", prefix, path, unwrap(err))
+			fmt.Fprintf(errw, "%s: skipping %s: %s\n", prefix, shown.Name(path), shown.Text(unwrap(err).Error()))
 		},
 		OnLeftOut: leftOut.add,
 		OnNoSystem: func(e *export.Episode, err error) {
@@ -291,6 +292,11 @@ func verify(ctx context.Context, rp *replayer, data []byte, e *export.Episode) (
 	case r.Stopped != nil:
 		return "not verified (" + r.Stopped.Code + ")", r.Stopped.Message, true
 	}
+	if r.Result.Found != "" {
+		e.SetChecked(r.Result.Found)
+	} else {
+		e.SetChecked(r.Result.File)
+	}
 	switch why = export.ReplaySkip(r.Result); why {
 	case export.SkipChanged:
 		var files []string
@@ -320,7 +326,7 @@ const leftOutShown = 10
 
 func (l *leftOutLog) add(path, why, detail string) {
 	if l.n < leftOutShown {
-		fmt.Fprintf(l.w, "%s: leaving out %s: %s: %s\n", l.prefix, path, why, detail)
+		fmt.Fprintf(l.w, "%s: leaving out %s: %s: %s\n", l.prefix, shown.Name(path), why, shown.Text(detail))
 	}
 	l.n++
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/coworkenv/coworkenv/export"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/internal/shown"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -32,12 +33,16 @@ const replayUsage = "replay TRACE|DIR [--corpus DIR] [--json] [--in-process|--is
 	"lib/x.star changed since the trace was recorded ...\"), and notes say what could not be checked (a\n" +
 	"trace of an older engine without sources or rand, an agent that cannot be run again). --json gives,\n" +
 	"per trace, matched, task_changed, changed (path, task, recorded, current for each file), notes and\n" +
-	"found (where the task file was, when not where the trace names it; null otherwise).\n\n" +
+	"found (where the task file was, when not where the trace names it; null otherwise).\n" +
+	"A trace of an interrupted episode (its end's code is interrupted) is replayed as far as it goes\n" +
+	"and stops there: \"matched up to its interruption\" (--json: interrupted, true), not a divergence.\n\n" +
 	"Where the task file is. A trace names it as given when it was recorded (relative to the folder of\n" +
 	"the run, or absolute) and by its path inside its corpus (the first of its sources). Replay looks,\n" +
 	"in order: at the file as named, when that lies inside the corpus folder (--corpus, by default the\n" +
 	"current folder); for its path inside its corpus under the corpus folder, then under the trace's\n" +
-	"own folder and each folder above it (a rollout folder inside or beside its corpus); then in the\n" +
+	"own folder and each folder above it (a rollout folder inside or beside its corpus), and under\n" +
+	"each of those, for a task file of no corpus, in the folders the file as named has above it\n" +
+	"(tasks/ of tasks/t.star, beside runs/); then in the\n" +
 	"built-in corpus (a trace of it, corpus/..., or of a file with the same bytes). The first file with\n" +
 	"the bytes the trace records (the task file and every file it loads) is replayed; when none has\n" +
 	"them, the first file found, with a warning for each changed file; when none is found, the error\n" +
@@ -87,19 +92,21 @@ func runReplay(o *replayOptions) error {
 	ctx := context.Background()
 	var results []jsonv.Value
 	matched, diverged, stopped, changed, failed := 0, 0, 0, 0, 0
+	interrupted := 0 // of the matched: traces of interrupted episodes, replayed as far as they go
 	bar := progress.New(stderr, "replay", len(paths))
 	defer bar.Close()
 	stdout = bar.Writer(stdout) // a line per trace, above a terminal's bar
 	for i, p := range paths {
 		bar.Set(i, fmt.Sprintf("%d matched", matched))
 		r, err := rp.replay(ctx, p)
+		sp := shown.Name(p) // the path as printed
 		entry := jsonv.NewObject("trace", p)
 		switch {
 		case err != nil:
 			failed++
 			entry.Set("error", err.Error())
 			if !o.json {
-				fmt.Fprintf(stdout, "%s: error: %v\n", p, err)
+				fmt.Fprintf(stdout, "%s: error: %s\n", sp, shown.Text(err.Error()))
 			}
 		case r.Stopped != nil:
 			stopped++
@@ -107,7 +114,7 @@ func runReplay(o *replayOptions) error {
 			entry.Set("matched", false)
 			entry.Set("stopped", jsonv.NewObject("code", d.Code, "message", d.Message))
 			if !o.json {
-				fmt.Fprintf(stdout, "%s: %s: %s\n", p, d.Code, d.Message)
+				fmt.Fprintf(stdout, "%s: %s: %s\n", sp, d.Code, shown.Text(d.Message))
 			}
 		default:
 			r := r.Result
@@ -125,17 +132,25 @@ func runReplay(o *replayOptions) error {
 			}
 			if !o.json {
 				if r.Found != "" {
-					fmt.Fprintf(stdout, "%s: the task file is %s (the trace names %s)\n", p, r.Found, shownPath(r.File))
+					fmt.Fprintf(stdout, "%s: the task file is %s (the trace names %s)\n", sp, shown.Name(r.Found), shownPath(r.File))
 				}
 				for _, w := range r.Warnings() {
-					fmt.Fprintf(stdout, "%s: warning: %s\n", p, w)
+					fmt.Fprintf(stdout, "%s: warning: %s\n", sp, shown.Text(w))
 				}
 			}
+			entry.Set("interrupted", r.Interrupted)
 			if r.Matched() {
 				matched++
 				entry.Set("matched", true)
-				if !o.json {
-					fmt.Fprintf(stdout, "%s: matched (%s)\n", p, r.Task)
+				if r.Interrupted {
+					interrupted++
+				}
+				switch {
+				case o.json:
+				case r.Interrupted:
+					fmt.Fprintf(stdout, "%s: matched up to its interruption (%s): the episode was interrupted; what it had not done then was not run\n", sp, shown.Name(r.Task))
+				default:
+					fmt.Fprintf(stdout, "%s: matched (%s)\n", sp, shown.Name(r.Task))
 				}
 			} else {
 				diverged++
@@ -150,7 +165,7 @@ func runReplay(o *replayOptions) error {
 				entry.Set("matched", false)
 				entry.Set("divergence", jsonv.NewObject("event", int64(d.Line), "kind", d.Event, "turn", turn, "tool", tool, "args", targs, "diffs", stringsJSON(d.Diffs)))
 				if !o.json {
-					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", p, r.Task, d)
+					fmt.Fprintf(stdout, "%s: diverged (%s) at %s", sp, shown.Name(r.Task), shown.Text(d.String()))
 				}
 			}
 		}
@@ -160,13 +175,18 @@ func runReplay(o *replayOptions) error {
 	bar.Close()
 	if o.json {
 		fmt.Fprintln(stdout, jsonv.MustEncode(jsonv.NewObject("traces", results, "summary",
-			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed)))))
+			jsonv.NewObject("matched", int64(matched), "diverged", int64(diverged), "stopped", int64(stopped), "task_changed", int64(changed), "errors", int64(failed),
+				"interrupted", int64(interrupted)))))
 	} else if len(paths) > 1 {
 		stops := ""
 		if stopped > 0 {
 			stops = fmt.Sprintf(", %d stopped", stopped)
 		}
-		fmt.Fprintf(stdout, "%d traces: %d matched, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, diverged, stops, changed, failed)
+		cut := ""
+		if interrupted > 0 {
+			cut = fmt.Sprintf(" (%d up to an interruption)", interrupted)
+		}
+		fmt.Fprintf(stdout, "%d traces: %d matched%s, %d diverged%s, %d with changed task files, %d unreadable\n", len(paths), matched, cut, diverged, stops, changed, failed)
 	}
 	if diverged > 0 || stopped > 0 || failed > 0 {
 		return errNegative
@@ -259,9 +279,9 @@ func (rp *replayer) close() {
 
 // replay replays the trace at path.
 func (rp *replayer) replay(ctx context.Context, path string) (*isolate.ReplayResult, error) {
-	data, err := os.ReadFile(path)
+	data, err := trace.ReadFile(path)
 	if err != nil {
-		return nil, unwrap(err)
+		return nil, err
 	}
 	events, err := trace.Read(bytes.NewReader(data))
 	if err != nil {
@@ -330,6 +350,9 @@ type tracedTask struct {
 //     the first source's, or the file as named in a trace without sources), under dir;
 //   - the same under the trace's own folder and each folder above it (a rollout folder lies inside
 //     or beside its corpus);
+//     and under each of them, for a task file of no corpus (its path inside it is its name), in
+//     the folders the file as named has above it (tasks/ of tasks/t.star: a project whose tasks
+//     and traces sit side by side), see recordedDirs;
 //   - the built-in corpus, for a trace of it ("corpus/...") or one of a file with its bytes.
 //
 // The first file with the bytes the trace records (trace.SameFiles: the task file and every file
@@ -353,9 +376,15 @@ func locateTraced(dir, tracePath string, start *trace.Start) (*tracedTask, error
 		if tracePath != "" {
 			if abs, err := filepath.Abs(tracePath); err == nil {
 				s.places = append(s.places, fmt.Sprintf("the trace's folder %s and those above it", filepath.Dir(tracePath)))
+				dirs := recordedDirs(start.File, rel)
 				for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 					if t := s.onDisk(d, rel, ""); t != nil {
 						return t, nil
+					}
+					for _, sub := range dirs {
+						if t := s.underRecordedDir(d, sub, rel); t != nil {
+							return t, nil
+						}
 					}
 					if filepath.Dir(d) == d {
 						break

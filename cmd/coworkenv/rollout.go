@@ -13,6 +13,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/progress"
+	"github.com/coworkenv/coworkenv/internal/shown"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/queue"
 	"github.com/coworkenv/coworkenv/report"
@@ -454,7 +455,7 @@ func (rt *rolloutTasks) loaded(path string, diags []dsl.Diagnostic) bool {
 	if len(diags) == 0 {
 		return true
 	}
-	fmt.Fprintf(rt.stderr, "coworkenv rollout: skipping %s: it does not load:\n", path)
+	fmt.Fprintf(rt.stderr, "coworkenv rollout: skipping %s: it does not load:\n", shown.Name(path))
 	for _, d := range diags {
 		fmt.Fprintf(rt.stderr, "  %s\n", firstLine(d.String()))
 	}

@@ -18,7 +18,7 @@ const module = "github.com/coworkenv/coworkenv/"
 // layers, from the bottom: a package is in the layer of the longest prefix that matches its
 // folder.
 var layers = [][]string{
-	{"internal/jsonv", "internal/atomicfile", "internal/starconv", "internal/starargs", "internal/limits", "internal/chattest", "internal/startest", "internal/budget", "internal/reqcache", "workspace/timefmt"},
+	{"internal/jsonv", "internal/atomicfile", "internal/starconv", "internal/starargs", "internal/limits", "internal/chattest", "internal/startest", "internal/budget", "internal/reqcache", "internal/shown", "workspace/timefmt"},
 	{"workspace"},
 	{"workspace/tools"},
 	{"workspace/service"},

@@ -56,6 +56,10 @@ const (
 	// TraceLine is the longest line of a trace, newline included: the writer refuses to write a
 	// longer one and the reader refuses to read it.
 	TraceLine = 64 << 20
+	// TraceFile is the largest trace that replay, export and report read: a trace is read whole,
+	// and export holds about ten times its size while it converts it, so this bounds that to
+	// about 1.3 GiB. It holds two of the longest lines.
+	TraceFile = 128 << 20
 	// JSONDepth is the deepest nesting the JSON reader accepts (a trace line, a model's answer,
 	// json.decode): jsonv's own limit.
 	JSONDepth = jsonv.MaxDepth
@@ -71,6 +75,7 @@ const (
 // so at most 6*ToolError+2. Each line below fails to compile when that does not hold.
 const (
 	_ = uint(TraceLine - (ToolArgs + EventRoom))
+	_ = uint(TraceFile - 2*TraceLine)
 	_ = uint(TraceLine - (2*ToolResult + 2 + 6*ToolError + 2 + EventRoom))
 	// a call event holds the arguments one level down
 	_ = uint(JSONDepth - (ToolArgsDepth + 1))

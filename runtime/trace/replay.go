@@ -118,6 +118,10 @@ type Result struct {
 	// trace names (the trace or its corpus moved): "" when it is. Replay leaves it to its caller,
 	// which does the finding.
 	Found string
+	// Interrupted: the trace records an episode that was interrupted (its end's error is
+	// interrupted: Ctrl-C, a served session deleted). Its replay runs what was recorded and stops
+	// where the recording stops; a replay that matched up to there is no divergence.
+	Interrupted bool
 	// Notes say what this replay could not check, and why.
 	Notes      []string
 	Divergence *Divergence
@@ -231,7 +235,12 @@ func replay(ctx context.Context, events []Event, load func(*Start) (task *dsl.Ta
 		return res, nil
 	}
 
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	cmp := &comparer{expect: events[1:], events: events}
+	if end, ok := events[len(events)-1].Body.(*End); ok && end.Error != nil && end.Error.Code == episode.Interrupted {
+		res.Interrupted, cmp.stop = true, stop
+	}
 	agent, note := planOf(events).agent(start, cmp)
 	if note != "" {
 		res.Notes = append(res.Notes, note)
@@ -439,12 +448,31 @@ type comparer struct {
 	events []Event
 	next   int
 	div    *Divergence
+	// stop, for a trace of an interrupted episode, ends the replay where the recording ends:
+	// when the replay would go on past the events before the end (cut).
+	stop context.CancelFunc
+	cut  bool
+}
+
+// atCut reports whether the replay stands at the end of an interrupted trace and does something
+// the episode had not done when it was interrupted (kind, not the end); it then stops the
+// replay there.
+func (c *comparer) atCut(kind string) bool {
+	if c.cut {
+		return true
+	}
+	if c.stop == nil || kind == "end" || c.next != len(c.expect)-1 {
+		return false
+	}
+	c.cut = true
+	c.stop()
+	return true
 }
 
 // take is the next recorded event, which must be a T.
 func take[T Body](c *comparer, turn int) (Event, T, bool) {
 	var rec T
-	if c.div != nil {
+	if c.div != nil || c.atCut(rec.Kind()) {
 		return Event{}, rec, false
 	}
 	kind := rec.Kind()
@@ -576,6 +604,9 @@ func (c *comparer) OnTurnEnd(t *episode.TurnResult) {
 }
 
 func (c *comparer) end(r *episode.Result) {
+	if c.cut {
+		return // the replay stopped where the interrupted episode did
+	}
 	if ev, rec, ok := take[*End](c, -1); ok {
 		c.diverge(ev, -1, diffEvents(rec, EndOf(r)))
 	}
@@ -928,6 +959,8 @@ func (c *comparer) recorded(kind string, turn int, what string) (ev Event, ok bo
 	switch {
 	case c.div != nil:
 		return Event{}, false
+	case c.atCut(kind):
+		return c.expect[len(c.expect)-1], false
 	case c.next >= len(c.expect):
 		c.diverge(c.events[len(c.events)-1], turn, []string{fmt.Sprintf("the replay has a %s event (%s) that the trace does not", kind, what)})
 		return Event{}, false

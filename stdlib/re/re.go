@@ -23,7 +23,9 @@
 //
 // Limits protect the host: a pattern is at most MaxPatternLen bytes and may compile to at most
 // MaxProgSize instructions, a string or repl is at most MaxInputLen bytes, and sub produces at most
-// MaxOutputLen bytes. Compiled patterns are kept in a small LRU cache that is safe for concurrent use.
+// MaxOutputLen bytes. Matching charges the calling thread's step budget (package budget) for
+// every character it reads, as it reads (see scan.go). Compiled patterns are kept in a small LRU
+// cache that is safe for concurrent use.
 package re
 
 import (
@@ -63,9 +65,9 @@ type FuncDoc struct {
 	Doc       string // one paragraph
 }
 
-// builtinFunc is a function of the module: fn is its name for errors, p its row's parameters,
-// by which it binds its arguments.
-type builtinFunc = func(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error)
+// builtinFunc is a function of the module: th the calling thread (whose budget matching
+// charges), fn its name for errors, p its row's parameters, by which it binds its arguments.
+type builtinFunc = func(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error)
 
 // member is one row of the table that builds Module, binds the arguments of its functions and
 // gives Reference: a function (params, ret, fn) or a constant (val).
@@ -125,8 +127,8 @@ func buildMembers() starlark.StringDict {
 		if err := m.params.Check(); err != nil {
 			panic("re." + m.name + ": " + err.Error())
 		}
-		d[m.name] = starlark.NewBuiltin("re."+m.name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			return m.fn(b.Name(), &m.params, args, kwargs)
+		d[m.name] = starlark.NewBuiltin("re."+m.name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			return m.fn(th, b.Name(), &m.params, args, kwargs)
 		})
 	}
 	return d
@@ -152,6 +154,7 @@ const (
 	unanchored mode = iota
 	anchoredStart
 	anchoredBoth
+	afterRune // \A(?s:.)(?s:.*?)(pattern): a search from past the start (see scanner.find)
 )
 
 type cacheKey struct {
@@ -162,7 +165,14 @@ type cacheKey struct {
 
 type cacheEntry struct {
 	key cacheKey
-	re  *regexp.Regexp
+	re  *compiled
+}
+
+// compiled is a pattern compiled in one mode, with the size of its program (the pattern's own,
+// without the wrapping of its mode), which the scanner charges per character it reads.
+type compiled struct {
+	re    *regexp.Regexp
+	insts int
 }
 
 // lru is a bounded least-recently-used cache of compiled patterns. *regexp.Regexp is safe for
@@ -178,7 +188,7 @@ func newLRU(max int) *lru {
 	return &lru{max: max, ll: list.New(), m: make(map[cacheKey]*list.Element, max)}
 }
 
-func (c *lru) get(k cacheKey) *regexp.Regexp {
+func (c *lru) get(k cacheKey) *compiled {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[k]; ok {
@@ -188,7 +198,7 @@ func (c *lru) get(k cacheKey) *regexp.Regexp {
 	return nil
 }
 
-func (c *lru) put(k cacheKey, re *regexp.Regexp) {
+func (c *lru) put(k cacheKey, re *compiled) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[k]; ok {
@@ -212,7 +222,7 @@ func (c *lru) len() int {
 var cache = newLRU(cacheSize)
 
 // compile returns the compiled form of pattern under flags and mode; errors name fn and pattern.
-func compile(fn, pattern string, flags int, md mode) (*regexp.Regexp, error) {
+func compile(fn, pattern string, flags int, md mode) (*compiled, error) {
 	if len(pattern) > MaxPatternLen {
 		return nil, fmt.Errorf("%s: pattern too long (%d bytes, limit %d)", fn, len(pattern), MaxPatternLen)
 	}
@@ -234,10 +244,17 @@ func compile(fn, pattern string, flags int, md mode) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("%s: invalid pattern %q: too large (about %d instructions, limit %d)", fn, pattern, n, MaxProgSize)
 	}
 
+	insts := 0
+	if prog, err := syntax.Compile(parsed.Simplify()); err == nil {
+		insts = len(prog.Inst)
+	}
+
 	var b strings.Builder
 	switch md {
 	case anchoredStart, anchoredBoth:
 		b.WriteString(`\A(?:`)
+	case afterRune:
+		b.WriteString(`\A(?s:.)(?s:.*?)(`)
 	}
 	if flags != 0 {
 		b.WriteString("(?")
@@ -257,7 +274,7 @@ func compile(fn, pattern string, flags int, md mode) (*regexp.Regexp, error) {
 		b.WriteString(`\E`) // close a trailing \Q... so that the wrapper's ")" is not quoted
 	}
 	switch md {
-	case anchoredStart:
+	case anchoredStart, afterRune:
 		b.WriteString(`)`)
 	case anchoredBoth:
 		b.WriteString(`)\z`)
@@ -267,8 +284,9 @@ func compile(fn, pattern string, flags int, md mode) (*regexp.Regexp, error) {
 		// Not expected once the pattern itself parsed; report it all the same.
 		return nil, fmt.Errorf("%s: invalid pattern %q: %s", fn, pattern, describe(err, pattern))
 	}
-	cache.put(key, re)
-	return re, nil
+	c := &compiled{re: re, insts: insts}
+	cache.put(key, c)
+	return c, nil
 }
 
 // describe renders a regexp parse error without Go's "error parsing regexp" prefix.
@@ -387,7 +405,20 @@ func unpackPS(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starla
 	return
 }
 
-func findOne(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple, md mode) (starlark.Value, error) {
+// scan compiles pattern for a search from the start and for searches past it.
+func scan(th *starlark.Thread, fn, pattern string, flags int) (*scanner, error) {
+	first, err := compile(fn, pattern, flags, unanchored)
+	if err != nil {
+		return nil, err
+	}
+	after, err := compile(fn, pattern, flags, afterRune)
+	if err != nil {
+		return nil, err
+	}
+	return newScanner(th, first, after), nil
+}
+
+func findOne(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple, md mode) (starlark.Value, error) {
 	pattern, s, flags, err := unpackPS(fn, p, args, kwargs)
 	if err != nil {
 		return nil, err
@@ -396,34 +427,42 @@ func findOne(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlar
 	if err != nil {
 		return nil, err
 	}
-	return matchList(s, re.FindStringSubmatchIndex(s)), nil
+	sc := newScanner(th, re, nil)
+	loc := sc.find(s, 0)
+	if err := sc.done(); err != nil {
+		return nil, err
+	}
+	return matchList(s, loc), nil
 }
 
 // ---- functions ----
 
-func matchFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	return findOne(fn, p, args, kwargs, anchoredStart)
+func matchFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return findOne(th, fn, p, args, kwargs, anchoredStart)
 }
 
-func fullmatchFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	return findOne(fn, p, args, kwargs, anchoredBoth)
+func fullmatchFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return findOne(th, fn, p, args, kwargs, anchoredBoth)
 }
 
-func searchFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	return findOne(fn, p, args, kwargs, unanchored)
+func searchFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return findOne(th, fn, p, args, kwargs, unanchored)
 }
 
-func findallFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func findallFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	pattern, s, flags, err := unpackPS(fn, p, args, kwargs)
 	if err != nil {
 		return nil, err
 	}
-	re, err := compile(fn, pattern, flags, unanchored)
+	sc, err := scan(th, fn, pattern, flags)
 	if err != nil {
 		return nil, err
 	}
-	locs := re.FindAllStringSubmatchIndex(s, -1)
-	ngroups := re.NumSubexp()
+	locs := sc.all(s, -1)
+	if err := sc.done(); err != nil {
+		return nil, err
+	}
+	ngroups := sc.first.NumSubexp()
 	out := make([]starlark.Value, len(locs))
 	for i, loc := range locs {
 		switch ngroups {
@@ -442,7 +481,7 @@ func findallFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starl
 	return starlark.NewList(out), nil
 }
 
-func subFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func subFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var (
 		pattern, repl, s string
 		count, flags     int
@@ -459,11 +498,11 @@ func subFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.
 	if err := checkInput(fn, "string", s); err != nil {
 		return nil, err
 	}
-	re, err := compile(fn, pattern, flags, unanchored)
+	sc, err := scan(th, fn, pattern, flags)
 	if err != nil {
 		return nil, err
 	}
-	pieces, err := parseRepl(repl, re)
+	pieces, err := parseRepl(repl, sc.first)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", fn, err)
 	}
@@ -471,9 +510,13 @@ func subFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.
 	if count > 0 {
 		n = count
 	}
+	locs := sc.all(s, n)
+	if err := sc.done(); err != nil {
+		return nil, err
+	}
 	var out strings.Builder
 	last := 0
-	for _, loc := range re.FindAllStringSubmatchIndex(s, n) {
+	for _, loc := range locs {
 		out.WriteString(s[last:loc[0]])
 		for _, p := range pieces {
 			if p.group < 0 {
@@ -612,7 +655,7 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-func splitFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func splitFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var (
 		pattern, s      string
 		maxsplit, flags int
@@ -626,7 +669,7 @@ func splitFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlar
 	if err := checkInput(fn, "string", s); err != nil {
 		return nil, err
 	}
-	re, err := compile(fn, pattern, flags, unanchored)
+	sc, err := scan(th, fn, pattern, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -634,11 +677,15 @@ func splitFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlar
 	if maxsplit > 0 {
 		n = maxsplit
 	}
+	locs := sc.all(s, n)
+	if err := sc.done(); err != nil {
+		return nil, err
+	}
 	var out []starlark.Value
 	last := 0
-	for _, loc := range re.FindAllStringSubmatchIndex(s, n) {
+	for _, loc := range locs {
 		out = append(out, starlark.String(s[last:loc[0]]))
-		for g := 1; g <= re.NumSubexp(); g++ {
+		for g := 1; g <= sc.first.NumSubexp(); g++ {
 			out = append(out, group(s, loc, g))
 		}
 		last = loc[1]
@@ -647,7 +694,7 @@ func splitFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlar
 	return starlark.NewList(out), nil
 }
 
-func escapeFn(fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func escapeFn(th *starlark.Thread, fn string, p *starargs.Table, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var s string
 	if err := p.UnpackArgs(fn, args, kwargs, &s); err != nil {
 		return nil, err

@@ -121,8 +121,8 @@ func TestChatAndContactsChargeTheirWork(t *testing.T) {
 
 	src := `ws.contacts.add_many([dict(name = "Greta Vogel", email = "greta.vogel@x.example", phone = "+32 3 555 0117"), dict(name = "Greta Hoffmann")] +
     [dict(name = "Person %d" % i, manager = "c1" if i < 4 else "", team = "Ops") for i in range(10)])`
-	assert.Equal(t, uint64(12+12), charged(t, st, src), "a step per contact stored and per id returned")
-	assert.Equal(t, uint64(1+1+5), charged(t, st, `ws.contacts.add_many([dict(name = "Long", notes = "x" * 5120)])`), "and per KiB")
+	assert.Equal(t, uint64(4*12+12), charged(t, st, src), "a step per contact read, given its id, checked and stored, and per id returned")
+	assert.Equal(t, uint64(4+1+5), charged(t, st, `ws.contacts.add_many([dict(name = "Long", notes = "x" * 5120)])`), "and per KiB")
 	assert.Equal(t, uint64(13+13), charged(t, st, `ws.contacts.list()`))
 	assert.Equal(t, uint64(13), charged(t, st, `ws.contacts.list(team = "nobody")`))
 	assert.Equal(t, uint64(4+4), charged(t, st, `ws.contacts.list(manager = "C1")`), "the reports of c1")
@@ -131,6 +131,32 @@ func TestChatAndContactsChargeTheirWork(t *testing.T) {
 	assert.Equal(t, uint64(13+1), charged(t, st, `ws.contacts.search("0117")`), "a number may be inside any phone number")
 	assert.Equal(t, uint64(0), charged(t, st, `ws.contacts.search("zzzz")`), "no contact has a word like it")
 	assert.Equal(t, uint64(0), charged(t, st, `ws.contacts.get("c1")`))
+}
+
+// A huge ws.contacts.add_many stops at the step budget while it checks the batch, not after it
+// has stored it (it once ran for minutes in one process), and stores none of it.
+func TestHugeAddManyRunsOutOfSteps(t *testing.T) {
+	t.Parallel()
+	st := workspace.New(start, 1)
+	var n uint64
+	th := &starlark.Thread{Name: "setup"}
+	budget.Install(th, func(_ *starlark.Thread, k uint64) error {
+		if n += k; n > 1000 {
+			return fmt.Errorf("spent")
+		}
+		return nil
+	})
+	_, err := starlark.ExecFile(th, "setup.star", `ws.contacts.add_many([dict(name = "x")] * 600)`, starlark.StringDict{"ws": New(st, Options{})})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spent")
+	assert.Equal(t, uint64(1001), n, "stopped at the first step over the budget")
+	assert.Empty(t, st.PartKeys(contacts.Part), "nothing stored")
+
+	th = dsl.NewThread("setup", dsl.DefaultLimits, nil)
+	_, err = starlark.ExecFileOptions(dsl.FileOptions, th, "setup.star", `ws.contacts.add_many([dict(name = "x")] * 300000)`, starlark.StringDict{"ws": New(st, Options{})})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "too many steps")
+	assert.Empty(t, st.PartKeys(contacts.Part))
 }
 
 // Over a chat of 100,000 messages and a book of 100,000 contacts, a verifier that reads them

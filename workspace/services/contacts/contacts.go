@@ -373,8 +373,17 @@ func sourceName(source string) string {
 // addAll adds contacts in one go: each is checked against the book and the others first, so
 // that either all are added or none. A contact's ID may be empty (an id "c<n>" is assigned);
 // its Manager may be an id or the address of a contact of the book or of the batch. refs, when
-// not nil, holds for each contact a name for errors ("contact 3"). It returns the ids.
-func addAll(st *workspace.State, cs []*Contact, refs []string) ([]string, error) {
+// not nil, holds for each contact a name for errors ("contact 3"). charge, when not nil, is
+// given a step per contact as each is given its id and as each is checked, then a step per
+// contact before they are stored, so that a huge batch stops at the caller's step budget (or
+// its deadline) as it goes, and is stored whole or not at all. It returns the ids.
+func addAll(st *workspace.State, cs []*Contact, refs []string, charge func(int) error) ([]string, error) {
+	step := func() error {
+		if charge == nil {
+			return nil
+		}
+		return charge(1)
+	}
 	b := newBook(st)
 	where := func(i int, err error) error {
 		if refs != nil {
@@ -402,6 +411,9 @@ func addAll(st *workspace.State, cs []*Contact, refs []string) ([]string, error)
 	counter := st.PartCounter(Part)
 	n := counter
 	for _, c := range cs {
+		if err := step(); err != nil {
+			return nil, err
+		}
 		for c.ID == "" {
 			n++
 			id := "c" + strconv.FormatInt(n, 10)
@@ -419,6 +431,9 @@ func addAll(st *workspace.State, cs []*Contact, refs []string) ([]string, error)
 		c.Manager = m
 	}
 	for i, c := range cs {
+		if err := step(); err != nil {
+			return nil, err
+		}
 		if err := b.check(c); err != nil {
 			return nil, where(i, err)
 		}
@@ -429,6 +444,11 @@ func addAll(st *workspace.State, cs []*Contact, refs []string) ([]string, error)
 		}
 	}
 	ids := make([]string, len(cs))
+	if charge != nil {
+		if err := charge(len(cs)); err != nil {
+			return nil, err
+		}
+	}
 	for i, c := range cs {
 		if err := st.PartPut(Part, c.ID, "add", c); err != nil {
 			return nil, err
@@ -441,7 +461,7 @@ func addAll(st *workspace.State, cs []*Contact, refs []string) ([]string, error)
 // Add adds contacts as ws.contacts.add_many does (see addAll) and returns their ids: the Go
 // API for tests and benchmarks. The contacts given are stored as they are: do not change them
 // afterwards.
-func Add(st *workspace.State, cs []*Contact) ([]string, error) { return addAll(st, cs, nil) }
+func Add(st *workspace.State, cs []*Contact) ([]string, error) { return addAll(st, cs, nil, nil) }
 
 // update stores the changed contact c (same id as an existing one) after checking it.
 func update(st *workspace.State, c *Contact) error {

@@ -177,7 +177,7 @@ func addFn(st *workspace.State, a service.Args) (starlark.Value, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	ids, err := addAll(st, []*Contact{c}, nil)
+	ids, err := addAll(st, []*Contact{c}, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func addManyFn(st *workspace.State, a service.Args) (starlark.Value, error) {
 			refs[i] += " (" + c.Name + ")"
 		}
 	}
-	ids, err := addAll(st, cs, refs)
+	ids, err := addAll(st, cs, refs, a.Charge)
 	if err != nil {
 		return nil, err
 	}

@@ -231,7 +231,7 @@ func addTool(st *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if d := personalDup(st, c.Email); d != nil {
 		return nil, fmt.Errorf("%s is already in the personal address book as %s: use contacts_update to change it", strings.TrimSpace(c.Email), d.label())
 	}
-	if _, err := addAll(st, []*Contact{c}, nil); err != nil {
+	if _, err := addAll(st, []*Contact{c}, nil, nil); err != nil {
 		return nil, err
 	}
 	return full(st, c), nil
