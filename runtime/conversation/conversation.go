@@ -21,8 +21,8 @@
 //     the next user message and the turn goes on.
 //   - A message's tool calls run in order, each under its id: the model's, or call_<turn>_<n>
 //     (the n-th call of the turn, both from 1) when it gave none or one used before. Each gets a
-//     tool message: the call's content, or ToolErrorContent for a tool error or an injected
-//     fault. Arguments that are not a JSON object (ParseArguments) are not run: the tool message
+//     tool message: the call's result (ResultContent: a result that is a string is its text,
+//     any other its JSON), or ToolErrorContent for a tool error or an injected fault. Arguments that are not a JSON object (ParseArguments) are not run: the tool message
 //     says why (BadArgumentsContent), and the attempt counts towards the turn's
 //     max_calls_per_turn, so that a model that never gets them right still ends its turn.
 //   - A call past max_calls_per_turn is not run and ends the turn as truncated (NotRunLimit); so
@@ -378,7 +378,7 @@ func (c *Conversation) call(ctx context.Context, t *turn, call Call) (over, run 
 	case res.IsError:
 		c.add(Message{Role: Tool, Content: ToolErrorContent(res.Error, res.Fault), ToolCallID: call.ID, Name: call.Name, IsError: true, Turn: env.Index()})
 	default:
-		c.add(Message{Role: Tool, Content: res.Content, ToolCallID: call.ID, Name: call.Name, Turn: env.Index()})
+		c.add(Message{Role: Tool, Content: ResultContent(res.Content), ToolCallID: call.ID, Name: call.Name, Turn: env.Index()})
 	}
 	return false, true, nil
 }
@@ -436,6 +436,23 @@ func ZoneName(loc *time.Location) string {
 		return "UTC"
 	}
 	return time.Unix(0, 0).In(loc).Format("-07:00")
+}
+
+// ResultContent is the tool message of a call that succeeded, from its result as JSON text (the
+// episode's Call.Content, a trace's result event): a result that is a string reaches the model as
+// that text (a file fs_read read, as it is, not a JSON string with its newlines escaped); any
+// other result (an object, a list, a number, null) as its JSON. Errors are always a JSON object
+// (ToolErrorContent). Every tool follows this one rule, for every agent, session, replay and
+// export.
+func ResultContent(result string) string {
+	if strings.HasPrefix(result, `"`) {
+		if v, err := jsonv.DecodeString(result); err == nil {
+			if s, ok := v.(string); ok {
+				return s
+			}
+		}
+	}
+	return result
 }
 
 // ParseArguments decodes a model's tool-call arguments: "" and null are {}, anything but a JSON

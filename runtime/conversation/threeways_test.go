@@ -168,10 +168,10 @@ func TestOneConversationThreeWays(t *testing.T) {
 	}
 	_, problem := conversation.ParseArguments(`{"path": /x}`)
 	assert.Equal(t, []string{
-		"r1 " + `"alpha"`,
+		"r1 " + "alpha",
 		"call_1_2 " + conversation.ToolErrorContent(`argument "path": got integer, want string`, false),
 		"call_1_3 " + conversation.BadArgumentsContent("fs_write", problem, `{"path": /x}`),
-		"call_2_1 " + `"alpha"`,
+		"call_2_1 " + "alpha",
 		"call_2_2 " + `["a.txt"]`,
 		"call_2_3 " + conversation.ToolErrorContent(`missing required argument "path"`, false),
 		"call_2_4 " + conversation.ToolErrorContent(conversation.NotRunLimit, false),

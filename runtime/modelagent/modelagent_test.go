@@ -94,7 +94,7 @@ func TestSolvesTaskThroughToolCalls(t *testing.T) {
 	assert.Equal(t, "Copy /notes/todo.txt to /notes/done.txt and tell me what it says.", msgs[1]["content"])
 	assert.Equal(t, "tool", msgs[3]["role"])
 	assert.Equal(t, "c1", msgs[3]["tool_call_id"])
-	assert.Equal(t, `"call the bank"`, msgs[3]["content"])
+	assert.Equal(t, "call the bank", msgs[3]["content"])
 	assert.Equal(t, "Copying it now.", msgs[4]["content"])
 	assert.Equal(t, "c2", msgs[5]["tool_call_id"])
 

@@ -137,7 +137,7 @@ type Call struct {
 type CallResult struct {
 	Turn    int     `json:"turn"`
 	ID      string  `json:"id"`                 // the call's
-	Content string  `json:"content"`            // the JSON text the agent saw
+	Content string  `json:"content"`            // the result's JSON text (the model is shown conversation.ResultContent of it)
 	Error   *string `json:"error" trace:"null"` // the tool error, nil when the call succeeded
 	Fault   bool    `json:"fault"`              // an injected transient error
 	State   string  `json:"state"`              // hash after the call
