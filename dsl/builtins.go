@@ -494,6 +494,7 @@ func builtinTool(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 		p := pv.p
 		p.Name = string(k)
 		spec.Params = append(spec.Params, p)
+		spec.ParamPos = append(spec.ParamPos, pv.pos)
 	}
 	impl, ok := a.Value("impl").(starlark.Callable)
 	if !ok {
@@ -553,7 +554,10 @@ func checkImpl(fn *starlark.Function, params []tools.Param) error {
 }
 
 // ParamValue is the Starlark value returned by param().
-type ParamValue struct{ p tools.Param }
+type ParamValue struct {
+	p   tools.Param
+	pos syntax.Position // where param() was called
+}
 
 func (v *ParamValue) String() string        { return fmt.Sprintf("<param %s>", v.p.Type) }
 func (v *ParamValue) Type() string          { return "param" }
@@ -626,7 +630,7 @@ func builtinParam(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 			return nil, a.Errorf("required", "a required parameter cannot have a default")
 		}
 	}
-	return &ParamValue{p: p}, nil
+	return &ParamValue{p: p, pos: callerPos(thread)}, nil
 }
 
 func builtinCheck(thread *starlark.Thread, a *Args) (starlark.Value, error) {
