@@ -43,7 +43,7 @@ var Builtins = []Builtin{
 		Doc: "A user who answers the agent within its turn, for `turn(user = ...)` or `task(prompt = ...)`. `opening` is the turn's first message: a string, or a function `(ws, ep) -> string` as for `turn(user = ...)`. `persona` (who the user is), `goal` (what they want from the turn) and `done_when` (when they are satisfied) are what a user model is told; `facts`, a dict of str -> str, is what the user knows and reveals only when asked. A user model is told nothing else: never the verifier or the solution. The agent's messages reach the user (`agent.ask` in a solution; a model agent's message without a tool call), and the user answers at most `rounds` times (" + fmt.Sprintf("1 to %d", MaxSimRounds) + ") per turn; the agent's final reply reaches the user too, who may then say they are satisfied, but the turn ends with it. `stand_in(said, round)` is the deterministic user that answers when no user model is given (validation, tests, offline runs): given the agent's message `said` and how many answers the user already gave in this turn (`round`, from 0), it returns its answer, or None (or `\"\"`) when satisfied. Every exchange is recorded in the trace, so a replay needs no model."},
 		builtinSimulatedUser},
 	{Func{Name: "tool", Schema: true, Params: []Param{Req("name"), Req("description"), Req("params"), Req("impl")},
-		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`. " + tools.CallDoc},
+		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`; it may be the name of a built-in tool (`contacts_search`) when the task does not offer that one, by its group or by name. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`. " + tools.CallDoc},
 		builtinTool},
 	{Func{Name: "param", Schema: true, Params: []Param{Req("type"), Opt("description", starlark.String("")), Opt("required", starlark.True),
 		Opt("enum", none), Opt("items", none), Opt("default", none)},
@@ -270,11 +270,20 @@ func taskTools(a *Args) ([]*ToolSpec, error) {
 	}
 	var out []*ToolSpec
 	index := map[string]*ToolSpec{}
+	// A task-defined tool may take the name of a built-in tool the task does not offer (a port of
+	// a benchmark with its own contacts_search); it clashes only with one it offers.
 	add := func(s *ToolSpec) error {
 		if prev, ok := index[s.Name]; ok {
-			if prev.Builtin && s.Builtin {
+			switch {
+			case prev.Builtin && s.Builtin:
 				prev.Named = prev.Named || s.Named
 				return nil
+			case prev.Builtin || s.Builtin:
+				bt := prev
+				if s.Builtin {
+					bt = s
+				}
+				return a.Errorf("tools", "task-defined tool %q has the name of a built-in tool the task offers (group %q): rename it, or leave out the built-in one", s.Name, bt.Group)
 			}
 			return a.Errorf("tools", "two tools are named %q", s.Name)
 		}
@@ -300,9 +309,6 @@ func taskTools(a *Args) ([]*ToolSpec, error) {
 				return nil, a.Errorf("tools", "unknown tool group or tool %q (groups: %s)", name, strings.Join(services.Groups(), ", "))
 			}
 		case *ToolValue:
-			if _, ok := services.Tool(x.spec.Name); ok {
-				return nil, a.Errorf("tools", "task-defined tool %q has the name of a built-in tool", x.spec.Name)
-			}
 			if err := add(x.spec); err != nil {
 				return nil, err
 			}
