@@ -198,3 +198,23 @@ func TestSchema(t *testing.T) {
 }
 
 func must(v jsonv.Value, _ ...any) jsonv.Value { return v }
+
+// A reply copies the addresses in cc, in the thread of the original, with its "Re:" subject;
+// nobody already on the reply is copied twice.
+func TestMailReplyCc(t *testing.T) {
+	ws := mailWS(t)
+	id := servicetest.OK(t, ws, "mail_reply", `{"id":"m1","body":"Copying Noor.","cc":"noor@acme.example"}`)
+	r := readObj(t, ws, id[len(`{"id":"`):len(id)-2])
+	assert.Equal(t, `["dana@acme.example"]`, field(r, "to"))
+	assert.Equal(t, `["noor@acme.example"]`, field(r, "cc"))
+	assert.Equal(t, `"Re: Q3 total?"`, field(r, "subject"))
+	assert.Equal(t, `"m1"`, field(r, "thread"))
+	assert.Equal(t, `"m1"`, field(r, "in_reply_to"))
+
+	// with reply_all: the original's others first, then the new ones, none twice (case ignored)
+	id = servicetest.OK(t, ws, "mail_reply", `{"id":"m1","body":"All.","reply_all":true,"cc":["Lee@acme.example","noor@acme.example","DANA@acme.example"]}`)
+	r = readObj(t, ws, id[len(`{"id":"`):len(id)-2])
+	assert.Equal(t, `["lee@acme.example","noor@acme.example"]`, field(r, "cc"))
+
+	servicetest.Fails(t, ws, "mail_reply", `{"id":"m1","body":"x","cc":"noor"}`, `cc: "noor" is not an email address`)
+}
