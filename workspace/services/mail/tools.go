@@ -24,8 +24,8 @@ var agentTools = []*tools.Tool{
 	{
 		Name:  "mail_list",
 		Group: group,
-		Description: "List messages in a mail folder, newest first, as summaries {id, sender, subject, date, read}. " +
-			"Use mail_read to see a whole message. " + tools.ListingDoc,
+		Description: "List messages in a mail folder, newest first, as summaries {id, sender, subject, date, read}; " +
+			"with folder \"\" (every folder), each summary also names its folder. Use mail_read to see a whole message. " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Opt("folder", tools.TypeString, "Folder to list, like \"inbox\", \"sent\" or \"archive\"; \"\" lists every folder.", "inbox"),
 			tools.Opt("unread_only", tools.TypeBoolean, "List only unread messages.", false),
@@ -142,7 +142,11 @@ func mailList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			break
 		}
 		if total++; len(out) < limits.ListItems {
-			out = append(out, MessageSummary(*m))
+			s := MessageSummary(*m)
+			if f.Folder == "" {
+				s.Set("folder", m.Folder) // a listing of every folder says where each message is
+			}
+			out = append(out, s)
 		}
 	}
 	return tools.Listing(out, total, false, "messages", "give a query or a folder, or a smaller limit"), nil

@@ -47,6 +47,13 @@ func TestMailTools(t *testing.T) {
 	assert.Equal(t, `["m4"]`, listIDs(t, ws, `{"folder":"archive"}`))
 	assert.Equal(t, `[]`, listIDs(t, ws, `{"folder":"nope"}`))
 	assert.Equal(t, `["m3","m1","m2","m4"]`, listIDs(t, ws, `{"folder":""}`))
+	// every folder: each message says its folder (a listing of one folder does not)
+	assert.Equal(t, `[{"id":"m4","sender":"old@acme.example","subject":"Archived","date":"2025-12-01T08:00:00Z","read":false,"folder":"archive"}]`,
+		servicetest.OK(t, ws, "mail_list", `{"folder":"","query":"Archived"}`))
+	assert.Equal(t, `[{"id":"m2","sender":"news@letter.example","subject":"Weekly digest","date":"2026-01-04T08:00:00Z","read":true,"folder":"inbox"}]`,
+		servicetest.OK(t, ws, "mail_list", `{"folder":"","query":"Weekly"}`))
+	assert.Equal(t, `[{"id":"m4","sender":"old@acme.example","subject":"Archived","date":"2025-12-01T08:00:00Z","read":false}]`,
+		servicetest.OK(t, ws, "mail_list", `{"folder":"archive"}`))
 	servicetest.Fails(t, ws, "mail_list", `{"limit":0}`, `argument "limit": must be at least 1, got 0`)
 	servicetest.Fails(t, ws, "mail_list", `{"limit":"5"}`, `argument "limit": got string, want integer`)
 
