@@ -503,12 +503,18 @@ func BadArgumentsContent(name, problem, args string) string {
 		name, problem, Clip(args, 200)), false)
 }
 
-// ToolErrorContent is the tool message of a failed call: {"error": msg}, with "transient": true
-// for an injected fault.
+// FaultRetry is what the tool message of an injected fault says about retrying it.
+const FaultRetry = "the call was not applied and changed nothing; call it again now with the same arguments (no wait is needed; another attempt may fail the same way)"
+
+// ToolErrorContent is the tool message of a failed call: {"error": msg}; for an injected fault
+// also "transient": true, "applied": false (a fault fails the attempt before the tool runs, so
+// nothing of it is applied) and "retry" (FaultRetry: when and how to try again).
 func ToolErrorContent(msg string, transient bool) string {
 	o := jsonv.NewObject("error", msg)
 	if transient {
 		o.Set("transient", true)
+		o.Set("applied", false)
+		o.Set("retry", FaultRetry)
 	}
 	return jsonv.MustEncode(o)
 }
