@@ -33,7 +33,7 @@ var Builtins = []Builtin{
 		Opt("description", starlark.String("")), Opt("seed", starlark.MakeInt(0)), Opt("pass_threshold", starlark.Float(1.0)),
 		Opt("max_calls_per_turn", starlark.MakeInt(50)), Opt("start_time", starlark.String("2026-01-05T09:00:00Z")),
 		Opt("faults", none), Opt("metadata", starlark.NewDict(0)), Opt("timezone", starlark.String("UTC")), Opt("region", starlark.String(""))},
-		Doc: "Declares a task. Exactly one of `prompt` (a single turn: a string, or a `simulated_user(...)`) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (" + quotedGroups() + "), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. `timezone` is the user's time zone (`\"UTC\"` or a fixed offset such as `\"+01:00\"`): the `claims` module reads the times people write in it and resolves \"Friday\" and \"tomorrow\" against the clock there. `region` is the user's country (ISO 3166, `\"NL\"`): phone numbers written in its national form (\"010 555 0142\") are read as its numbers, and \"8/1\" is the 1st of August when it is `\"US\"`. Returns None."},
+		Doc: "Declares a task. Exactly one of `prompt` (a single turn: a string, or a `simulated_user(...)`) and `turns` (a list of `turn(...)`) is given. `name` matches `[a-z0-9][a-z0-9._-]*` and is unique within the corpus. `tools` lists built-in groups (" + quotedGroups() + "), single built-in tool names (`\"mail_send\"`) and values returned by `tool()`. `setup(ws)` seeds the workspace, `verify(ws, ep)` scores the final state, `solution(agent)` is the reference for a single-turn task. `faults = {\"rate\": 0.2, \"tools\": [\"mail_send\"], \"seed\": 1}` injects transient tool errors: each attempt of a listed tool (all tools when `tools` is left out) fails, before it runs and without changing anything, with probability `rate`, drawn deterministically from the seeds, the tool and the attempt number; the agent sees the error `429 rate limited` or `503 unavailable`. `\"nth\": {\"mail_send\": [1, 2]}` fails exactly those attempts (1-based, counted per tool over the episode) with `503 unavailable`. The validator's replays of the reference run without faults; the reference itself meets them, and `agent.call` retries a faulted call up to 10 times. `timezone` is the user's time zone (`\"UTC\"` or a fixed offset such as `\"+01:00\"`): a model agent's system prompt states it and the time there, the notes of the time between turns give the time there, and the `claims` module reads the times people write in it and resolves \"Friday\" and \"tomorrow\" against the clock there. `region` is the user's country (ISO 3166, `\"NL\"`): phone numbers written in its national form (\"010 555 0142\") are read as its numbers, and \"8/1\" is the 1st of August when it is `\"US\"`. Returns None."},
 		builtinTask},
 	{Func{Name: "turn", Schema: true, Params: []Param{Req("user"), Opt("before", none), Opt("verify", none), Opt("solution", none), Opt("advance", none)},
 		Doc: "One user turn. `user` is a string, a function `(ws, ep) -> string` that sees a read-only workspace and the replies so far, or a `simulated_user(...)` who answers the agent within the turn. `before(ws)` changes the state before the user speaks. `verify(ws, ep)` scores this turn (its per-turn reward). `solution(agent)` is the reference for this turn. `advance` moves the virtual clock first (`\"1d\"`, `\"2h30m\"`)."},
@@ -43,7 +43,7 @@ var Builtins = []Builtin{
 		Doc: "A user who answers the agent within its turn, for `turn(user = ...)` or `task(prompt = ...)`. `opening` is the turn's first message: a string, or a function `(ws, ep) -> string` as for `turn(user = ...)`. `persona` (who the user is), `goal` (what they want from the turn) and `done_when` (when they are satisfied) are what a user model is told; `facts`, a dict of str -> str, is what the user knows and reveals only when asked. A user model is told nothing else: never the verifier or the solution. The agent's messages reach the user (`agent.ask` in a solution; a model agent's message without a tool call), and the user answers at most `rounds` times (" + fmt.Sprintf("1 to %d", MaxSimRounds) + ") per turn; the agent's final reply reaches the user too, who may then say they are satisfied, but the turn ends with it. `stand_in(said, round)` is the deterministic user that answers when no user model is given (validation, tests, offline runs): given the agent's message `said` and how many answers the user already gave in this turn (`round`, from 0), it returns its answer, or None (or `\"\"`) when satisfied. Every exchange is recorded in the trace, so a replay needs no model."},
 		builtinSimulatedUser},
 	{Func{Name: "tool", Schema: true, Params: []Param{Req("name"), Req("description"), Req("params"), Req("impl")},
-		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`. " + tools.CallDoc},
+		Doc: "A task-defined tool. `name` matches `[a-z][a-z0-9_]{0,63}`; it may be the name of a built-in tool (`contacts_search`) when the task does not offer that one, by its group or by name. `params` maps parameter names to `param(...)`. `impl(ws, **args)` returns a JSON-compatible value; `fail(msg)` inside it becomes a tool error the agent sees, with the message `msg`. " + tools.CallDoc},
 		builtinTool},
 	{Func{Name: "param", Schema: true, Params: []Param{Req("type"), Opt("description", starlark.String("")), Opt("required", starlark.True),
 		Opt("enum", none), Opt("items", none), Opt("default", none)},
@@ -270,11 +270,20 @@ func taskTools(a *Args) ([]*ToolSpec, error) {
 	}
 	var out []*ToolSpec
 	index := map[string]*ToolSpec{}
+	// A task-defined tool may take the name of a built-in tool the task does not offer (a port of
+	// a benchmark with its own contacts_search); it clashes only with one it offers.
 	add := func(s *ToolSpec) error {
 		if prev, ok := index[s.Name]; ok {
-			if prev.Builtin && s.Builtin {
+			switch {
+			case prev.Builtin && s.Builtin:
 				prev.Named = prev.Named || s.Named
 				return nil
+			case prev.Builtin || s.Builtin:
+				bt := prev
+				if s.Builtin {
+					bt = s
+				}
+				return a.Errorf("tools", "task-defined tool %q has the name of a built-in tool the task offers (group %q): rename it, or leave out the built-in one", s.Name, bt.Group)
 			}
 			return a.Errorf("tools", "two tools are named %q", s.Name)
 		}
@@ -300,9 +309,6 @@ func taskTools(a *Args) ([]*ToolSpec, error) {
 				return nil, a.Errorf("tools", "unknown tool group or tool %q (groups: %s)", name, strings.Join(services.Groups(), ", "))
 			}
 		case *ToolValue:
-			if _, ok := services.Tool(x.spec.Name); ok {
-				return nil, a.Errorf("tools", "task-defined tool %q has the name of a built-in tool", x.spec.Name)
-			}
 			if err := add(x.spec); err != nil {
 				return nil, err
 			}
@@ -494,6 +500,7 @@ func builtinTool(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 		p := pv.p
 		p.Name = string(k)
 		spec.Params = append(spec.Params, p)
+		spec.ParamPos = append(spec.ParamPos, pv.pos)
 	}
 	impl, ok := a.Value("impl").(starlark.Callable)
 	if !ok {
@@ -553,7 +560,10 @@ func checkImpl(fn *starlark.Function, params []tools.Param) error {
 }
 
 // ParamValue is the Starlark value returned by param().
-type ParamValue struct{ p tools.Param }
+type ParamValue struct {
+	p   tools.Param
+	pos syntax.Position // where param() was called
+}
 
 func (v *ParamValue) String() string        { return fmt.Sprintf("<param %s>", v.p.Type) }
 func (v *ParamValue) Type() string          { return "param" }
@@ -626,7 +636,7 @@ func builtinParam(thread *starlark.Thread, a *Args) (starlark.Value, error) {
 			return nil, a.Errorf("required", "a required parameter cannot have a default")
 		}
 	}
-	return &ParamValue{p: p}, nil
+	return &ParamValue{p: p, pos: callerPos(thread)}, nil
 }
 
 func builtinCheck(thread *starlark.Thread, a *Args) (starlark.Value, error) {

@@ -121,6 +121,8 @@ type ToolSpec struct {
 	Named   bool              // a built-in tool named one by one in `tools` (not only through a group)
 	Impl    starlark.Callable // task-defined: impl(ws, **args)
 	Pos     syntax.Position
+	// ParamPos are where the param() of each of Params was called (task-defined tools).
+	ParamPos []syntax.Position
 }
 
 // Faults configures transient tool errors.

@@ -389,7 +389,7 @@ func TestATIFModelEpisode(t *testing.T) {
 	assert.Equal(t, `{"path":`, bad["extra"].(map[string]any)["arguments"], "and are kept as sent")
 	results := a1["observation"].(map[string]any)["results"].([]any)
 	require.Len(t, results, 2)
-	assert.Equal(t, map[string]any{"source_call_id": "r1", "content": `"alpha"`}, results[0])
+	assert.Equal(t, map[string]any{"source_call_id": "r1", "content": "alpha"}, results[0])
 	notRun := results[1].(map[string]any)
 	assert.Equal(t, "bad", notRun["source_call_id"])
 	assert.Contains(t, notRun["content"], "fs_write was not run")

@@ -29,9 +29,9 @@
 //
 // System message. A trace of a model records its system prompt in the start event; that is
 // used. Other traces do not, so Systems rebuilds it as the model agent would have got it:
-// modelagent.DefaultSystemPrompt with the user's mail address and the virtual time right after
-// setup, found by loading the task and running its setup with the trace's seed. When the task
-// cannot be loaded (the file moved or no longer declares the task) the conversation has no
+// modelagent.SystemPromptOf: the default prompt with the user's mail address, the virtual time
+// right after setup and the task's time zone, found by loading the task and running its setup
+// with the trace's seed. When the task cannot be loaded (the file moved or no longer declares the task) the conversation has no
 // system message.
 //
 // Verification. A trace is only a file: text edited after it was recorded, or an episode of

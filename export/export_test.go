@@ -213,7 +213,7 @@ func TestModelMessages(t *testing.T) {
 	assert.Equal(t, "a", field(msgs[3], "tool_call_id"))
 	assert.Contains(t, field(msgs[3], "content"), "fs_read was not run: the arguments are not valid JSON")
 	assert.Equal(t, "b", field(msgs[4], "tool_call_id"))
-	assert.Equal(t, `"alpha"`, field(msgs[4], "content"))
+	assert.Equal(t, "alpha", field(msgs[4], "content"))
 	calls = field(msgs[5], "tool_calls").([]jsonv.Value)
 	assert.Equal(t, "{}", field(field(calls[1], "function"), "arguments"), `"" becomes {}`)
 	assert.Equal(t, "c", field(msgs[6], "tool_call_id"))

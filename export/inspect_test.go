@@ -207,7 +207,7 @@ func TestInspectModelEpisode(t *testing.T) {
 	bad := calls[1].(map[string]any)
 	assert.Equal(t, map[string]any{}, bad["arguments"])
 	assert.Contains(t, bad["parse_error"], "not valid JSON")
-	assert.Equal(t, map[string]any{"role": "tool", "content": `"alpha"`, "tool_call_id": "r1", "function": "fs_read"}, msgs[3])
+	assert.Equal(t, map[string]any{"role": "tool", "content": "alpha", "tool_call_id": "r1", "function": "fs_read"}, msgs[3])
 	notRun := msgs[4].(map[string]any)
 	assert.Equal(t, "fs_write", notRun["function"])
 	assert.Equal(t, "parsing", notRun["error"].(map[string]any)["type"])

@@ -160,8 +160,8 @@ func TestLargestAcceptedValuesRoundTrip(t *testing.T) {
 	for _, line := range exportLines(t, e, SFTOptions{IncludeReference: true}) {
 		tm := toolMessages(line)
 		require.Len(t, tm, 3)
-		assert.Len(t, tm[0], limits.ToolResult)
-		assert.Equal(t, `"ok"`, tm[1])
+		assert.Len(t, tm[0], (limits.ToolResult-2)/2, "the largest result (a string: its text)")
+		assert.Equal(t, "ok", tm[1])
 	}
 }
 
@@ -245,12 +245,12 @@ func TestValuesPastTheLimitsAreErrors(t *testing.T) {
 	for _, line := range exportLines(t, e, SFTOptions{}) {
 		tm := toolMessages(line)
 		require.Len(t, tm, len(limitCalls))
-		assert.Len(t, tm[0], limits.ToolResult)
+		assert.Len(t, tm[0], (limits.ToolResult-2)/2, "the largest result (a string: its text)")
 		assert.Contains(t, tm[1], "over the 16 MiB limit of a tool result")
-		assert.Equal(t, `"ok"`, tm[2])
+		assert.Equal(t, "ok", tm[2])
 		assert.Contains(t, tm[3], "nested deeper than 100 levels")
 		assert.Contains(t, tm[4], "nested deeper than 100 levels")
-		assert.Equal(t, `"ok"`, tm[5])
+		assert.Equal(t, "ok", tm[5])
 		assert.Contains(t, tm[6], "more than 16 MiB of JSON")
 	}
 }

@@ -371,7 +371,7 @@ func expected(t *testing.T, e *Episode, reasoning bool) []entry {
 	for _, ev := range e.Events {
 		switch b := ev.Body.(type) {
 		case *trace.CallResult:
-			results[b.ID] = b.Content
+			results[b.ID] = conversation.ResultContent(b.Content) // a text result is its text
 			if b.Error != nil {
 				results[b.ID] = conversation.ToolErrorContent(*b.Error, b.Fault)
 			}

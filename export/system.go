@@ -54,5 +54,5 @@ func (s *Systems) rebuild(e *Episode) (string, error) {
 	if d != nil {
 		return "", fmt.Errorf("%s: setup: %s", e.Task(), d.Message)
 	}
-	return modelagent.DefaultSystemPrompt(p.Base.Mail().Address(), p.Base.Clock().NowString()), nil
+	return modelagent.SystemPromptOf("", p), nil
 }

@@ -29,7 +29,7 @@ import (
 type Agent struct {
 	Name  string         `json:"name"` // oracle, noop, openai or script
 	Model *ModelSettings `json:"model,omitempty"`
-	// System is the model's system prompt as given (--system), with {address} and {now} still in
+	// System is the model's system prompt as given (--system), with {address}, {now}, {timezone} and {local_now} still in
 	// it; "" is the default prompt (SystemPrompt).
 	System string `json:"system,omitempty"`
 	// User and Judge are the settings of the models that answer for the task's simulated users
@@ -173,13 +173,10 @@ func (s *ModelSettings) config() (modelagent.Config, error) {
 }
 
 // SystemPrompt is the system prompt of an episode of p: template (the default one when "") with
-// the user's address and the virtual time right after setup filled in.
+// the user's address, the virtual time right after setup and the user's time zone filled in
+// (modelagent.SystemPromptOf).
 func SystemPrompt(template string, p *episode.Prepared) string {
-	address, now := p.Base.Mail().Address(), p.Base.Clock().NowString()
-	if template == "" {
-		return modelagent.DefaultSystemPrompt(address, now)
-	}
-	return strings.NewReplacer("{address}", address, "{now}", now).Replace(template)
+	return modelagent.SystemPromptOf(template, p)
 }
 
 // NewAgent makes the agent a of an episode of p, and the system prompt it sends ("" for agents

@@ -72,7 +72,8 @@ type episodeRequest struct {
 	Headers          map[string]string `json:"headers"`
 	ToolCallFormat   string            `json:"tool_call_format"`
 	ReasoningHistory string            `json:"reasoning_history"`
-	// System replaces the default system prompt; {address} and {now} are filled in.
+	// System replaces the default system prompt; {address}, {now}, {timezone} and {local_now} are
+	// filled in.
 	System string `json:"system"`
 	// MaxRetries of one request (nil: the agent's default; 0: none); Timeout of one attempt in
 	// seconds (nil: the agent's default).

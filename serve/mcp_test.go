@@ -273,7 +273,7 @@ func TestMCPBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
 		`{}`:                           conversation.ToolErrorContent(`missing required argument "content"`, false),
 		`{"content": 3}`:               conversation.ToolErrorContent(`argument "content": got integer, want string`, false),
-		`{"content": "hi", "to": "x"}`: conversation.ToolErrorContent(`unknown argument "to"`, false),
+		`{"content": "hi", "to": "x"}`: conversation.ToolErrorContent(`unknown argument "to" (the arguments are: content)`, false),
 		`[1]`:                          conversation.BadArgumentsContent(serve.ReplyTool, "the arguments must be a JSON object, not an array", `[1]`),
 	} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: serve.ReplyTool, Arguments: json.RawMessage(args)})

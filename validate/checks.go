@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/runtime/episode"
@@ -17,8 +18,12 @@ import (
 // repair prompt read), so each is written once. The codes no row gives come from elsewhere in the
 // engine: givenBy says where.
 
-// need is what a check needs of the prelude: one of these, which the prelude reaches on its own.
+// need is what a check needs of the prelude: one of these, which the prelude reaches on its own,
+// or needNothing for a check of what the task declares.
 type need uint8
+
+// needNothing: the check reads the task's declaration only, and runs whatever the prelude met.
+const needNothing need = 0
 
 const (
 	// needNoop: the noop episode ran without error.
@@ -49,10 +54,12 @@ func (c check) Code() dsl.Code {
 }
 
 // checks is the registry, in the order the checks run (their diagnostics are then sorted in the
-// order of dsl.Codes: sortDiags). Every row after the first two replays the reference; its
+// order of dsl.Codes: sortDiags). The first reads the task's declaration only. Every row after
+// the first three replays the reference; its
 // mutation runs are counted by maxMutationRuns. unused-tool comes last: it reads what the
 // verifiers of every run before it asked about.
 var checks = []check{
+	{"undocumented-param", needNothing, []checker{(*taskCheck).checkParamDocs}},
 	{"unsafe-noop", needNoop, []checker{(*taskCheck).checkUnsafeNoop}},
 	{"fault-never-fires", needOracle, []checker{(*taskCheck).checkFaultsFire}},
 	{"reply-only", needPass, []checker{(*taskCheck).checkReplyOnly}},
@@ -199,6 +206,29 @@ func (v *taskCheck) checkUnusedTools(o *oracleRun) {
 		if !called[s.Name] && !o.queried[s.Name] {
 			d := dsl.NewDiag("unused-tool", fmt.Sprintf("tool %s is never called by the solution and no verifier asks about it with ep.called(%q): drop it from tools, use it in the solution, or check that it is (not) called", s.Name, s.Name))
 			if s.Pos.IsValid() {
+				d = d.At(s.Pos)
+			}
+			v.add(d)
+		}
+	}
+}
+
+// checkParamDocs raises undocumented-param for each parameter of a task-defined tool that has no
+// description: the model is shown the tool's schema and nothing else about the parameter.
+func (v *taskCheck) checkParamDocs(*oracleRun) {
+	for _, s := range v.t.Tools {
+		if s.Builtin {
+			continue
+		}
+		for i, p := range s.Params {
+			if strings.TrimSpace(p.Description) != "" {
+				continue
+			}
+			d := dsl.NewDiag("undocumented-param", fmt.Sprintf("parameter %q of tool %s has no description: the model sees only its name and type; say what it is and its form, param(%q, description = \"...\")", p.Name, s.Name, p.Type))
+			switch {
+			case i < len(s.ParamPos) && s.ParamPos[i].IsValid():
+				d = d.At(s.ParamPos[i])
+			case s.Pos.IsValid():
 				d = d.At(s.Pos)
 			}
 			v.add(d)

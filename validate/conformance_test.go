@@ -17,27 +17,28 @@ import (
 // finding is real: the suite's verifiers check prose with regular expressions and keywords, so a
 // changed fact, a rival value beside the right one, a hedge or a misreporting reply still passes
 // (blind-to-content, blind-to-claim, blind-to-reply), another field changed or a wrong version
-// written first goes unseen (blind-to-side-effect), and a fair rewording (another date format,
-// the old day named as the old one, a heading) fails (brittle-verifier). The suite's files are not
+// written first goes unseen (blind-to-side-effect), a fair rewording (another date format,
+// the old day named as the old one, a heading) fails (brittle-verifier), and parameters of the
+// suite's own tools have no description (undocumented-param). The suite's files are not
 // ours to change, so the runner accepts exactly these and nothing else, and an entry that is no
 // longer needed fails the test.
 var acceptedNewWarnings = map[string][]string{
 	"multiturn/budget_silent_correction.star":  {"blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
-	"multiturn/crm_call_followup.star":         {"blind-to-claim", "blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
+	"multiturn/crm_call_followup.star":         {"blind-to-claim", "blind-to-reply", "blind-to-side-effect", "brittle-verifier", "undocumented-param"},
 	"multiturn/ledger_invoice_correction.star": {"blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
 	"multiturn/onboarding_week.star":           {"blind-to-reply", "brittle-verifier"},
 	"multiturn/payroll_phishing.star":          {"blind-to-content", "blind-to-reply"},
 	"multiturn/reschedule_one_on_one.star":     {"blind-to-reply", "blind-to-side-effect", "brittle-verifier"},
-	"multiturn/ticket_escalation.star":         {"blind-to-reply"},
+	"multiturn/ticket_escalation.star":         {"blind-to-reply", "undocumented-param"},
 	"ok/december_expense_summary.star":         {"blind-to-reply", "blind-to-side-effect"},
 	"ok/downloads_cleanup.star":                {"blind-to-content", "blind-to-reply"},
-	"ok/helpdesk_close_resolved.star":          {"blind-to-content", "blind-to-reply", "blind-to-side-effect"},
+	"ok/helpdesk_close_resolved.star":          {"blind-to-content", "blind-to-reply", "blind-to-side-effect", "undocumented-param"},
 	"ok/inbox_triage.star":                     {"blind-to-reply"},
 	"ok/invoice_attachment_reply.star":         {"blind-to-reply"},
-	"ok/offsite_cross_service.star":            {"blind-to-reply", "blind-to-side-effect"},
-	"ok/payment_reminder_family.star":          {"blind-to-claim", "blind-to-reply", "brittle-verifier"},
+	"ok/offsite_cross_service.star":            {"blind-to-reply", "blind-to-side-effect", "undocumented-param"},
+	"ok/payment_reminder_family.star":          {"blind-to-claim", "blind-to-reply", "brittle-verifier", "undocumented-param"},
 	"ok/schedule_carrier_review.star":          {"blind-to-reply"},
-	"scoring/carrier_booking_faults.star":      {"blind-to-claim", "blind-to-content", "blind-to-reply"},
+	"scoring/carrier_booking_faults.star":      {"blind-to-claim", "blind-to-content", "blind-to-reply", "undocumented-param"},
 	"scoring/pass_threshold.star":              {"blind-to-claim", "blind-to-reply", "brittle-verifier"},
 	"scoring/per_turn_credit.star":             {"blind-to-reply", "blind-to-side-effect"},
 	"scoring/weighted_partial.star":            {"blind-to-content", "blind-to-reply", "blind-to-side-effect"},

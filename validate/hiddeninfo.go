@@ -167,7 +167,7 @@ type hiddenInfo struct {
 
 func newHiddenInfo(p *episode.Prepared, res *episode.Result) *hiddenInfo {
 	h := &hiddenInfo{task: p.Task, res: res, base: p.Base, final: res.Final, ids: map[string]string{}, baseIDs: map[string]bool{}, shown: map[string]bool{}}
-	h.system = modelagent.DefaultSystemPrompt(p.Base.Mail().Address(), p.Base.Clock().NowString())
+	h.system = modelagent.SystemPromptOf("", p)
 	h.addStateIDs(p.Base, true)
 	if res.Final != nil {
 		h.addStateIDs(res.Final, false)

@@ -553,10 +553,11 @@ func (s *State) send(m Message) (string, error) {
 // Reply answers message id and returns the reply's id. The reply goes to the original sender
 // (to the original's recipients when the original is our own mail); with replyAll its cc holds
 // the original to and cc without our address and without anyone already in to (first
-// occurrence kept, case ignored). The subject gets "Re: " unless it already starts with "Re:"
+// occurrence kept, case ignored); the addresses of extraCc are copied too (after those, without
+// anyone already in to or cc). The subject gets "Re: " unless it already starts with "Re:"
 // (any case). The reply joins the original's thread, sets in_reply_to, and holds only body: the
 // original is not quoted, and it is left as it was.
-func (mb *Mail) Reply(id, body string, replyAll bool, att []Attachment) (string, error) {
+func (mb *Mail) Reply(id, body string, replyAll bool, extraCc []string, att []Attachment) (string, error) {
 	s := (*State)(mb)
 	if s.frozen {
 		return "", ErrFrozen
@@ -581,6 +582,12 @@ func (mb *Mail) Reply(id, body string, replyAll bool, att []Attachment) (string,
 	}
 	if len(to) == 0 {
 		return "", fmt.Errorf("message %s has no one to reply to", id)
+	}
+	if len(extraCc) > 0 {
+		if cc == nil {
+			cc = []string{}
+		}
+		cc = append(cc, dedupeFold(append(slices.Clone(to), cc...), extraCc, nil)...)
 	}
 	subject := orig.Subject
 	if !hasPrefixFold(subject, "re:") {

@@ -154,7 +154,7 @@ func TestMailReply(t *testing.T) {
 	ws := seedMail(t)
 	mb := ws.Mail()
 	before, _ := mb.Get("m1")
-	id, err := mb.Reply("m1", "It was 200.", false, nil)
+	id, err := mb.Reply("m1", "It was 200.", false, nil, nil)
 	require.NoError(t, err)
 	m, _ := mb.Get(id)
 	assert.Equal(t, []string{"Dana@Acme.example"}, m.To)
@@ -169,7 +169,7 @@ func TestMailReply(t *testing.T) {
 	assert.Equal(t, before, after, "the original is unchanged")
 
 	// reply all: original to+cc into cc, without us (any case) and the sender
-	id, err = mb.Reply("m1", "all", true, []Attachment{{"a", "b"}})
+	id, err = mb.Reply("m1", "all", true, nil, []Attachment{{"a", "b"}})
 	require.NoError(t, err)
 	m, _ = mb.Get(id)
 	assert.Equal(t, []string{"Dana@Acme.example"}, m.To)
@@ -177,7 +177,7 @@ func TestMailReply(t *testing.T) {
 	assert.Equal(t, []string{"a"}, m.AttachmentNames())
 
 	// replying to a reply: "Re:" once, same thread
-	id2, err := mb.Reply(id, "again", false, nil)
+	id2, err := mb.Reply(id, "again", false, nil, nil)
 	require.NoError(t, err)
 	m2, _ := mb.Get(id2)
 	assert.Equal(t, "Re: Q3 total", m2.Subject)
@@ -185,7 +185,7 @@ func TestMailReply(t *testing.T) {
 	assert.Equal(t, id, m2.InReplyTo)
 	// our own mail: to its recipients; reply all adds its cc
 	assert.Equal(t, []string{"Dana@Acme.example"}, m2.To)
-	id3, err := mb.Reply(id, "again", true, nil)
+	id3, err := mb.Reply(id, "again", true, nil, nil)
 	require.NoError(t, err)
 	m3, _ := mb.Get(id3)
 	assert.Equal(t, []string{"Dana@Acme.example"}, m3.To)
@@ -194,12 +194,12 @@ func TestMailReply(t *testing.T) {
 	_, err = mb.Deliver(Delivery{Sender: "x@y", Subject: "RE: shouting"})
 	require.NoError(t, err)
 	last := mb.Messages(Filter{Subject: "shouting"})[0].ID
-	id4, err := mb.Reply(last, "b", false, nil)
+	id4, err := mb.Reply(last, "b", false, nil, nil)
 	require.NoError(t, err)
 	m4, _ := mb.Get(id4)
 	assert.Equal(t, "RE: shouting", m4.Subject)
 
-	_, err = mb.Reply("m99", "x", false, nil)
+	_, err = mb.Reply("m99", "x", false, nil, nil)
 	assert.EqualError(t, err, "no message m99")
 }
 

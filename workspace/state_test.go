@@ -158,7 +158,7 @@ func TestFrozen(t *testing.T) {
 	errs = append(errs, err)
 	_, err = mb.Send([]string{"a@b"}, nil, "", "", nil)
 	errs = append(errs, err)
-	_, err = mb.Reply("m1", "", false, nil)
+	_, err = mb.Reply("m1", "", false, nil, nil)
 	errs = append(errs, err)
 	_, err = mb.Forward("m1", []string{"a@b"}, nil, "")
 	errs = append(errs, err)

@@ -24,7 +24,7 @@ const agentFlagsHelp = `The openai agent is a model behind any OpenAI-compatible
 vLLM, Ollama, llama.cpp, SGLang): --base-url (default $OPENAI_BASE_URL, else the OpenAI API) and
 the key from $OPENAI_API_KEY (never a flag; local servers need none). Its system prompt states the
 coworker role, the user's mail address and the virtual date after setup; --system replaces it,
-with {address} and {now} filled in. The prompt sent is recorded in the trace.
+with {address}, {now}, {timezone} and {local_now} filled in. The prompt sent is recorded in the trace.
 
 Request options, sent on every request: --temperature, --top-p, --max-tokens, --stop (repeat it for
 several), --extra-body with a JSON object whose fields are merged into the request and win (like
@@ -83,7 +83,7 @@ func addAgentFlags(fs *flag.FlagSet, script *string) *agentFlags {
 	af.baseURL = fs.String("base-url", "", "openai: the API's base URL, like http://localhost:8000/v1 (default $OPENAI_BASE_URL, else "+modelagent.DefaultBaseURL+")")
 	fs.Var(&af.temperature, "temperature", "openai: sampling temperature, sent as given, 0 included (default: the server's)")
 	af.maxTokens = fs.Int("max-tokens", 0, "openai: cap on the tokens of each completion (0: no cap)")
-	af.system = fs.String("system", "", "openai: the system prompt instead of the default one; {address} and {now} are filled in")
+	af.system = fs.String("system", "", "openai: the system prompt instead of the default one; {address}, {now}, {timezone} and {local_now} are filled in")
 	af.retries = fs.Int("retries", modelagent.DefaultMaxRetries, "openai: retries of a request after 408, 429, 5xx or a timeout, with exponential backoff (0: none)")
 	af.timeout = fs.Duration("timeout", modelagent.DefaultTimeout, "openai: time limit of one HTTP attempt (0: none)")
 	fs.Var(&af.topP, "top-p", "openai: nucleus sampling, from 0 to 1, sent as top_p (default: the server's)")

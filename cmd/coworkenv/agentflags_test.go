@@ -48,8 +48,7 @@ func copyNotePolicy(msgs []map[string]any) string {
 	case 0:
 		return chatCalls("", chatCall("c1", "fs_read", `{"path":"/notes/todo.txt"}`))
 	case 1:
-		var content string
-		_ = json.Unmarshal([]byte(tools[0]["content"].(string)), &content)
+		content := tools[0]["content"].(string) // a text result is its text
 		args, _ := json.Marshal(map[string]string{"path": "/notes/done.txt", "content": content})
 		return chatCalls("Copying it now.", chatCall("c2", "fs_write", string(args)))
 	}
@@ -175,8 +174,7 @@ func copyNoteTextPolicy(msgs []map[string]any) string {
 		return chattest.Completion{Message: chattest.WithReasoning("Reading it.\n"+chattest.Hermes("fs_read", `{"path": "/notes/todo.txt"}`),
 			"reasoning", "The note is in /notes/todo.txt.")}.String()
 	case 1:
-		var content string
-		_ = json.Unmarshal([]byte(tools[0]["content"].(string)), &content)
+		content := tools[0]["content"].(string) // a text result is its text
 		args, _ := json.Marshal(map[string]string{"path": "/notes/done.txt", "content": content})
 		return chatSay(chattest.Hermes("fs_write", string(args)))
 	}

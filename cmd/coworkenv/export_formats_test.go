@@ -127,7 +127,7 @@ func TestExportATIF(t *testing.T) {
 	call := steps[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
 	assert.Equal(t, map[string]any{"tool_call_id": "call_1", "function_name": "fs_read", "arguments": map[string]any{"path": "/notes/todo.txt"}}, call)
 	obs := steps[2].(map[string]any)["observation"].(map[string]any)["results"].([]any)[0].(map[string]any)
-	assert.Equal(t, map[string]any{"source_call_id": "call_1", "content": `"call the bank"`}, obs)
+	assert.Equal(t, map[string]any{"source_call_id": "call_1", "content": "call the bank"}, obs)
 
 	// a second export replaces the folder whole and leaves nothing beside it
 	require.NoError(t, os.RemoveAll(filepath.Join(out, "copy-note")))
@@ -218,7 +218,7 @@ func TestExportInspect(t *testing.T) {
 	a1 := msgs[2].(map[string]any)
 	assert.Equal(t, "fake-model", a1["model"])
 	assert.Equal(t, []any{map[string]any{"id": "c1", "function": "fs_read", "arguments": map[string]any{"path": "/notes/todo.txt"}, "type": "function"}}, a1["tool_calls"])
-	assert.Equal(t, map[string]any{"role": "tool", "content": `"call the bank"`, "tool_call_id": "c1", "function": "fs_read"}, msgs[3])
+	assert.Equal(t, map[string]any{"role": "tool", "content": "call the bank", "tool_call_id": "c1", "function": "fs_read"}, msgs[3])
 	assert.Equal(t, map[string]any{"fake-model": map[string]any{"input_tokens": 300.0, "output_tokens": 60.0, "total_tokens": 360.0}},
 		log["stats"].(map[string]any)["model_usage"])
 

@@ -159,7 +159,7 @@ func TestExportFromModelRollout(t *testing.T) {
 		assert.Equal(t, map[string]any{"path": "/notes/todo.txt"}, call["function"].(map[string]any)["arguments"], "arguments as the model sent them")
 		tool := msgs[3].(map[string]any)
 		assert.Equal(t, "c1", tool["tool_call_id"])
-		assert.Equal(t, `"call the bank"`, tool["content"])
+		assert.Equal(t, "call the bank", tool["content"])
 		assert.Equal(t, "Copying it now.", msgs[4].(map[string]any)["content"])
 		assert.Equal(t, "Done. The note says: call the bank.", msgs[6].(map[string]any)["content"])
 	}

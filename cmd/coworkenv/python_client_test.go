@@ -21,6 +21,7 @@ import (
 	"github.com/coworkenv/coworkenv/corpus"
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
@@ -222,7 +223,7 @@ func writePythonOracle(t *testing.T, path string) {
 				if c.Turn == i {
 					a := pythonAct{Call: c.Name, Arguments: json.RawMessage(jsonv.MustEncode(c.Args))}
 					if !c.IsError {
-						content := c.Content
+						content := conversation.ResultContent(c.Content) // as the client is shown it
 						a.Content = &content
 					}
 					o.Acts[i] = append(o.Acts[i], a)

@@ -76,8 +76,7 @@ func summarisePolicy(msgs []map[string]any) string {
 		}
 		return chatCalls("", chatCall("c1", "fs_read", `{"path":"/reports/`+month+`.md"}`))
 	case len(tools) == 1:
-		var content string
-		_ = json.Unmarshal([]byte(tools[0]["content"].(string)), &content)
+		content := tools[0]["content"].(string) // a text result is its text
 		args, _ := json.Marshal(map[string]string{"path": "/out/summary.md", "content": content})
 		return chatCalls("", chatCall("c2", "fs_write", string(args)))
 	}

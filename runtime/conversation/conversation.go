@@ -21,8 +21,8 @@
 //     the next user message and the turn goes on.
 //   - A message's tool calls run in order, each under its id: the model's, or call_<turn>_<n>
 //     (the n-th call of the turn, both from 1) when it gave none or one used before. Each gets a
-//     tool message: the call's content, or ToolErrorContent for a tool error or an injected
-//     fault. Arguments that are not a JSON object (ParseArguments) are not run: the tool message
+//     tool message: the call's result (ResultContent: a result that is a string is its text,
+//     any other its JSON), or ToolErrorContent for a tool error or an injected fault. Arguments that are not a JSON object (ParseArguments) are not run: the tool message
 //     says why (BadArgumentsContent), and the attempt counts towards the turn's
 //     max_calls_per_turn, so that a model that never gets them right still ends its turn.
 //   - A call past max_calls_per_turn is not run and ends the turn as truncated (NotRunLimit); so
@@ -184,12 +184,20 @@ type Conversation struct {
 	msgs   []Message
 	used   map[string]bool // the call ids given out
 	stated string          // the virtual time the model was last told
+	zone   *time.Location  // the user's time zone, nil for UTC
 }
 
 // New starts a conversation with its system message; now is the virtual time the system message
 // states ("" when not known).
 func New(system, now string) *Conversation {
 	return &Conversation{msgs: []Message{{Role: System, Content: system}}, used: map[string]bool{}, stated: now}
+}
+
+// InZone sets the user's time zone (task(timezone = ...), nil for UTC), in which the notes of
+// the time are written, and returns c. Call it before the first turn.
+func (c *Conversation) InZone(loc *time.Location) *Conversation {
+	c.zone = loc
+	return c
 }
 
 // Messages returns a copy of the history, system message first.
@@ -243,7 +251,7 @@ type turn struct {
 // ended the turn (the source's, a simulated user's, or a call's that was not the turn's limit).
 func (c *Conversation) Turn(ctx context.Context, env Env, src Source) (string, error) {
 	now := env.Now()
-	c.add(Message{Role: User, Content: UserContent(env.User(), now, c.stated), Turn: env.Index()})
+	c.add(Message{Role: User, Content: UserContentIn(env.User(), now, c.stated, c.zone), Turn: env.Index()})
 	if now != "" {
 		c.stated = now
 	}
@@ -370,7 +378,7 @@ func (c *Conversation) call(ctx context.Context, t *turn, call Call) (over, run 
 	case res.IsError:
 		c.add(Message{Role: Tool, Content: ToolErrorContent(res.Error, res.Fault), ToolCallID: call.ID, Name: call.Name, IsError: true, Turn: env.Index()})
 	default:
-		c.add(Message{Role: Tool, Content: res.Content, ToolCallID: call.ID, Name: call.Name, Turn: env.Index()})
+		c.add(Message{Role: Tool, Content: ResultContent(res.Content), ToolCallID: call.ID, Name: call.Name, Turn: env.Index()})
 	}
 	return false, true, nil
 }
@@ -387,19 +395,64 @@ func (c *Conversation) notRunWith(t *turn, call Call, content string) {
 	c.add(Message{Role: Tool, Content: content, ToolCallID: call.ID, Name: call.Name, IsError: true, NotRun: true, Turn: t.env.Index()})
 }
 
-// UserContent is the user message as the model is shown it: when the virtual clock no longer
+// UserContent is UserContentIn for a user whose time zone is UTC.
+func UserContent(user, now, stated string) string { return UserContentIn(user, now, stated, nil) }
+
+// UserContentIn is the user message as the model is shown it: when the virtual clock no longer
 // shows the time the model was last told (stated: the system prompt's, then each note's), the
-// message starts with a note of the new time, so that a model knows a day has passed between
-// turns.
-func UserContent(user, now, stated string) string {
+// message starts with a note of the new time in the user's time zone loc (Local), so that a
+// model knows a day has passed between turns.
+func UserContentIn(user, now, stated string, loc *time.Location) string {
 	if now == "" || stated == "" || now == stated {
 		return user
 	}
-	when := now
-	if t, err := time.Parse(time.RFC3339, now); err == nil {
-		when = t.Weekday().String() + ", " + now
+	return "(It is now " + Local(now, loc) + ".)\n\n" + user
+}
+
+// Local is a virtual time (RFC 3339, as the clock shows it) as a model is told it: the weekday
+// and the time in the user's time zone loc (nil for UTC), such as "Monday,
+// 2026-01-05T10:00:00+01:00"; the system prompt and the notes of the time say it so. A time
+// that does not parse is given as it is.
+func Local(now string, loc *time.Location) string {
+	t, err := time.Parse(time.RFC3339, now)
+	if err != nil {
+		return now
 	}
-	return "(It is now " + when + ".)\n\n" + user
+	if loc == nil {
+		loc = time.UTC
+	}
+	t = t.In(loc)
+	return t.Weekday().String() + ", " + t.Format(time.RFC3339)
+}
+
+// ZoneName names a time zone as the system prompt and a trace's start event do: "UTC" (also for
+// nil), or its offset from UTC such as "+01:00" (the fixed zones of task(timezone = ...)).
+func ZoneName(loc *time.Location) string {
+	if loc == nil || loc == time.UTC {
+		return "UTC"
+	}
+	_, off := time.Unix(0, 0).In(loc).Zone()
+	if off == 0 {
+		return "UTC"
+	}
+	return time.Unix(0, 0).In(loc).Format("-07:00")
+}
+
+// ResultContent is the tool message of a call that succeeded, from its result as JSON text (the
+// episode's Call.Content, a trace's result event): a result that is a string reaches the model as
+// that text (a file fs_read read, as it is, not a JSON string with its newlines escaped); any
+// other result (an object, a list, a number, null) as its JSON. Errors are always a JSON object
+// (ToolErrorContent). Every tool follows this one rule, for every agent, session, replay and
+// export.
+func ResultContent(result string) string {
+	if strings.HasPrefix(result, `"`) {
+		if v, err := jsonv.DecodeString(result); err == nil {
+			if s, ok := v.(string); ok {
+				return s
+			}
+		}
+	}
+	return result
 }
 
 // ParseArguments decodes a model's tool-call arguments: "" and null are {}, anything but a JSON
@@ -450,12 +503,18 @@ func BadArgumentsContent(name, problem, args string) string {
 		name, problem, Clip(args, 200)), false)
 }
 
-// ToolErrorContent is the tool message of a failed call: {"error": msg}, with "transient": true
-// for an injected fault.
+// FaultRetry is what the tool message of an injected fault says about retrying it.
+const FaultRetry = "the call was not applied and changed nothing; call it again now with the same arguments (no wait is needed; another attempt may fail the same way)"
+
+// ToolErrorContent is the tool message of a failed call: {"error": msg}; for an injected fault
+// also "transient": true, "applied": false (a fault fails the attempt before the tool runs, so
+// nothing of it is applied) and "retry" (FaultRetry: when and how to try again).
 func ToolErrorContent(msg string, transient bool) string {
 	o := jsonv.NewObject("error", msg)
 	if transient {
 		o.Set("transient", true)
+		o.Set("applied", false)
+		o.Set("retry", FaultRetry)
 	}
 	return jsonv.MustEncode(o)
 }

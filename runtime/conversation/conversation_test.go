@@ -254,3 +254,22 @@ func TestHistoryArgs(t *testing.T) {
 		assert.Equal(t, want, conversation.HistoryArgs(in), "%q", in)
 	}
 }
+
+// A result that is a string reaches the model as its text; every other result as its JSON.
+func TestResultContent(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`"call the bank"`:        "call the bank",
+		`"line 1\nline 2\n"`:     "line 1\nline 2\n",
+		`"{\"a\": 1}"`:           `{"a": 1}`,
+		`""`:                     "",
+		`"caf\u00e9 \"quoted\""`: `café "quoted"`,
+		`{"path":"/a.txt"}`:      `{"path":"/a.txt"}`,
+		`["a.txt"]`:              `["a.txt"]`,
+		`42`:                     `42`,
+		`null`:                   `null`,
+		`"not closed`:            `"not closed`,
+	} {
+		assert.Equal(t, want, conversation.ResultContent(in), in)
+	}
+}

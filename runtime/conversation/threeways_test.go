@@ -20,7 +20,7 @@ import (
 )
 
 // threeWaysTask has a first turn whose user is simulated and a second an hour later (a time
-// note), at most three calls per turn.
+// note, in the user's time zone), at most three calls per turn.
 const threeWaysTask = `
 def _setup(ws):
     ws.mail.address = "me@acme.example"
@@ -50,6 +50,7 @@ task(
     tools = ["fs"],
     setup = _setup,
     max_calls_per_turn = 3,
+    timezone = "+01:00",
 )
 `
 
@@ -98,7 +99,7 @@ func byModelAgent(t *testing.T, task *dsl.Task) ([]conversation.Message, []byte)
 	require.Nil(t, d)
 	var buf bytes.Buffer
 	start := trace.StartOf(p, []byte(threeWaysTask), 0, agent.Name())
-	start.System = modelagent.DefaultSystemPrompt(p.Base.Mail().Address(), p.Base.Clock().NowString())
+	start.System = modelagent.SystemPromptOf("", p)
 	w := trace.NewWriter(&buf, start)
 	r := p.Run(context.Background(), agent, episode.RunOptions{Observer: w})
 	require.NoError(t, w.End(r))
@@ -167,15 +168,16 @@ func TestOneConversationThreeWays(t *testing.T) {
 	}
 	_, problem := conversation.ParseArguments(`{"path": /x}`)
 	assert.Equal(t, []string{
-		"r1 " + `"alpha"`,
+		"r1 " + "alpha",
 		"call_1_2 " + conversation.ToolErrorContent(`argument "path": got integer, want string`, false),
 		"call_1_3 " + conversation.BadArgumentsContent("fs_write", problem, `{"path": /x}`),
-		"call_2_1 " + `"alpha"`,
+		"call_2_1 " + "alpha",
 		"call_2_2 " + `["a.txt"]`,
 		"call_2_3 " + conversation.ToolErrorContent(`missing required argument "path"`, false),
 		"call_2_4 " + conversation.ToolErrorContent(conversation.NotRunLimit, false),
 	}, tools)
-	assert.Contains(t, model[len(model)-9].Content, "(It is now Monday, 2026-01-05T10:00:00Z.)\n\nNow read", "the second turn's user message")
+	assert.Contains(t, model[0].Content, "It is now Monday, 2026-01-05T10:00:00+01:00 in the user's time zone, UTC+01:00", "the system prompt")
+	assert.Contains(t, model[len(model)-9].Content, "(It is now Monday, 2026-01-05T11:00:00+01:00.)\n\nNow read", "the second turn's user message")
 	assert.Equal(t, conversation.Message{Role: "user", Content: "The blue one."}, model[7], "the simulated user's answer")
 }
 

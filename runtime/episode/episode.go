@@ -142,7 +142,8 @@ type Call struct {
 	ID   string // call_1, call_2, ... in episode order, unless the agent gave its own
 	Name string
 	Args *jsonv.Object // as the agent sent them, without filled-in defaults
-	// Content is the JSON text the agent saw (the result, or null on error).
+	// Content is the JSON text of the result (null on error); a model is shown
+	// conversation.ResultContent of it.
 	Content string
 	Error   string // tool error, "" when the call succeeded
 	IsError bool

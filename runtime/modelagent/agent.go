@@ -222,7 +222,7 @@ func (a *Agent) begin(tc *episode.TurnContext) error {
 			}
 			a.tools = append(a.tools, t)
 		}
-		a.conv = conversation.New(a.cfg.systemPrompt(tc.Address(), tc.SetupNow()), tc.SetupNow())
+		a.conv = conversation.New(a.cfg.systemPrompt(tc.Address(), tc.SetupNow(), a.task.Location), tc.SetupNow()).InZone(a.task.Location)
 	}
 	a.nextTurn = tc.Index + 1
 	return nil

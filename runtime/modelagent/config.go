@@ -70,8 +70,9 @@ type Config struct {
 	// "reasoning_content": "" (DeepSeek's thinking mode refuses one without the field).
 	ReasoningHistory string
 
-	// System is the system prompt; "" means DefaultSystemPrompt. "{address}" and "{now}" in it are
-	// replaced by the user's mail address and the virtual time when the episode starts.
+	// System is the system prompt; "" means DefaultSystemPrompt. "{address}", "{now}",
+	// "{timezone}" and "{local_now}" in it are replaced by the user's mail address, the virtual
+	// time (UTC), the user's time zone and the time there when the episode starts (FillSystem).
 	System string
 
 	// MaxRetries is how often one request is retried after a 408, 429 or 5xx answer (501 excepted),
@@ -326,35 +327,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// DefaultSystemPrompt is the system prompt of an episode whose user has the given mail address
-// (may be "") at the given virtual time (RFC 3339).
-func DefaultSystemPrompt(address, now string) string {
-	var b strings.Builder
-	b.WriteString("You are a capable coworker: an assistant who works on the user's behalf in their own " +
-		"workspace (their files, mail, calendar and business tools), using only the tools you are given. ")
-	if address != "" {
-		fmt.Fprintf(&b, "The user's mail address is %s; mail you send goes out from it. ", address)
-	}
-	if now != "" {
-		if t, err := time.Parse(time.RFC3339, now); err == nil {
-			fmt.Fprintf(&b, "It is now %s, %s. ", t.Weekday(), now)
-		} else {
-			fmt.Fprintf(&b, "It is now %s. ", now)
-		}
-		b.WriteString("Use this date and time, not your own, for words like today or next week. ")
-	}
-	b.WriteString("Look things up with the tools instead of guessing, act on the user's request, and do " +
-		"not change anything they did not ask for. When you are done, or need to ask the user something, " +
-		"answer in plain text without calling a tool: that message is your reply.")
-	return b.String()
-}
-
-// systemPrompt is the system message of an episode.
-func (cfg *Config) systemPrompt(address, now string) string {
-	if cfg.System == "" {
-		return DefaultSystemPrompt(address, now)
-	}
-	return strings.NewReplacer("{address}", address, "{now}", now).Replace(cfg.System)
 }

@@ -94,7 +94,7 @@ func TestSolvesTaskThroughToolCalls(t *testing.T) {
 	assert.Equal(t, "Copy /notes/todo.txt to /notes/done.txt and tell me what it says.", msgs[1]["content"])
 	assert.Equal(t, "tool", msgs[3]["role"])
 	assert.Equal(t, "c1", msgs[3]["tool_call_id"])
-	assert.Equal(t, `"call the bank"`, msgs[3]["content"])
+	assert.Equal(t, "call the bank", msgs[3]["content"])
 	assert.Equal(t, "Copying it now.", msgs[4]["content"])
 	assert.Equal(t, "c2", msgs[5]["tool_call_id"])
 
@@ -515,7 +515,8 @@ func TestUnknownTool(t *testing.T) {
 	assert.JSONEq(t, `{"error":"unknown tool \"web_search\""}`, msgs[3]["content"].(string))
 }
 
-// An injected fault is a tool error marked transient.
+// An injected fault is a tool error marked transient, which says that nothing was applied and
+// when to retry.
 func TestFaultIsTransient(t *testing.T) {
 	src := strings.Replace(copyNote, "max_calls_per_turn = 6,", `max_calls_per_turn = 6, faults = {"rate": 1.0, "tools": ["fs_read"]},`, 1)
 	f := newFake(t, calls("", call("c1", "fs_read", `{"path":"/notes/todo.txt"}`)), say("The file system is down."))
@@ -528,6 +529,10 @@ func TestFaultIsTransient(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(messages(t, f.requests()[1])[3]["content"].(string)), &content))
 	assert.Equal(t, true, content["transient"])
 	assert.Equal(t, res.Calls[0].Error, content["error"])
+	assert.Equal(t, false, content["applied"], "a fault applies nothing")
+	assert.Contains(t, content["retry"], "call it again now with the same arguments")
+	// and a tool error that is not a fault says neither
+	assert.Equal(t, `{"error":"boom"}`, conversation.ToolErrorContent("boom", false))
 }
 
 // max_calls_per_turn ends the turn; the reply is the last text; the history stays valid.

@@ -51,8 +51,8 @@ type Options struct {
 	// Agent is the agent's name in the result and the trace; "" is DefaultAgent.
 	Agent string
 	// System makes the system prompt the client is shown and the trace records; nil is
-	// modelagent.DefaultSystemPrompt with the user's mail address and the time after setup, as a
-	// model agent is given it.
+	// modelagent.SystemPromptOf("", p): the default prompt with the user's mail address, the time
+	// after setup and the user's time zone, as a model agent is given it.
 	System func(p *episode.Prepared) string
 	// Trace, when set, receives the trace as the episode happens: the start event before Create
 	// returns, the end event when the episode ends.
@@ -215,12 +215,12 @@ func Create(ctx context.Context, task *dsl.Task, seed int64, opts Options) (*Ses
 	if opts.System != nil {
 		s.system = opts.System(p)
 	} else {
-		s.system = modelagent.DefaultSystemPrompt(p.Base.Mail().Address(), p.Base.Clock().NowString())
+		s.system = modelagent.SystemPromptOf("", p)
 	}
 	for _, t := range task.Tools {
 		s.tools = append(s.tools, t.Schema())
 	}
-	s.conv = conversation.New(s.system, p.Base.Clock().NowString())
+	s.conv = conversation.New(s.system, p.Base.Clock().NowString()).InZone(task.Location)
 
 	obs := episode.Observers{}
 	var tw *trace.Writer

@@ -9,6 +9,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
+	"github.com/coworkenv/coworkenv/stdlib/timemod"
 )
 
 // The conversation a trace records, through the conversation machine (runtime/conversation)
@@ -34,7 +35,7 @@ func (m *modelReplay) Name() string { return m.plan.script.Label }
 
 func (m *modelReplay) Turn(ctx context.Context, tc *episode.TurnContext) (string, error) {
 	if m.conv == nil {
-		m.conv = conversation.New(m.system, tc.SetupNow())
+		m.conv = conversation.New(m.system, tc.SetupNow()).InZone(tc.Task().Location)
 	}
 	i := tc.Index
 	env := &replayEnv{Env: conversation.Live(tc), hasNot: m.plan.hasNot, told: map[string]bool{}}
@@ -196,6 +197,9 @@ func History(events []Event, recordedNotRun bool) []conversation.Message {
 		return nil
 	}
 	conv := conversation.New(start.System, start.Now)
+	if loc, err := timemod.Location(start.TimeZone); err == nil {
+		conv.InZone(loc)
+	}
 	h := &historyOf{events: events, model: FromModel(events), recordedNotRun: recordedNotRun,
 		results: map[string][]*CallResult{}, notRun: map[string][]string{}, asks: map[int][]ask{}}
 	var users []int // the user events

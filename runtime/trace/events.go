@@ -44,6 +44,10 @@ type Start struct {
 	// Now is the virtual clock right after setup (with the user events' "now",
 	// it tells what time a model was told).
 	Now string `json:"now,omitempty"`
+	// TimeZone is the user's time zone (task(timezone = ...)) when it is not UTC, as its offset
+	// ("+01:00", conversation.ZoneName): the notes of the time in the model's conversation are
+	// written in it. Absent for UTC and from traces of older engines.
+	TimeZone string `json:"timezone,omitempty"`
 	// Rand is the first 64-bit draw of the random source right after setup, as 16 hex digits.
 	// The state hash leaves the random source out, so this is what shows
 	// a changed seed on replay in a task that never draws from ws.rand and injects no faults.
@@ -144,7 +148,7 @@ type Call struct {
 type CallResult struct {
 	Turn    int     `json:"turn"`
 	ID      string  `json:"id"`                 // the call's
-	Content string  `json:"content"`            // the JSON text the agent saw
+	Content string  `json:"content"`            // the result's JSON text (the model is shown conversation.ResultContent of it)
 	Error   *string `json:"error" trace:"null"` // the tool error, nil when the call succeeded
 	Fault   bool    `json:"fault"`              // an injected transient error
 	State   string  `json:"state"`              // hash after the call

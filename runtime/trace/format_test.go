@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,14 +16,31 @@ import (
 
 // testdata/format1 holds traces the engine recorded before the state hash changed (trace format
 // 1, workspace.HashFormat1), with their task files: they still replay, their hashes checked the
-// old way.
+// old way. These tests are about the format: the tool schemas the start event records are made
+// the current ones first (withCurrentTools), so that a built-in tool's schema changed since (a
+// parameter added) does not count against them; a replay compares the schemas (trace_test.go).
 func format1(t *testing.T, name string) (*fixture, []byte) {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", "format1", name+".star"))
 	require.NoError(t, err)
 	data, err := os.ReadFile(filepath.Join("testdata", "format1", name+".jsonl"))
 	require.NoError(t, err)
-	return newFixture(string(src)), data
+	f := newFixture(string(src))
+	return f, withCurrentTools(t, f, data)
+}
+
+// withCurrentTools replaces the tool schemas of a trace's start event with the task's current ones.
+func withCurrentTools(t *testing.T, f *fixture, data []byte) []byte {
+	t.Helper()
+	var schemas []jsonv.Value
+	for _, s := range f.task(t).Tools {
+		schemas = append(schemas, s.Schema())
+	}
+	from := bytes.Index(data, []byte(`"tools":`))
+	to := bytes.Index(data, []byte(`,"state":"`))
+	require.True(t, from > 0 && to > from && to < bytes.IndexByte(data, '\n'), "the start event has its tools before its state")
+	out := append(bytes.Clone(data[:from]), `"tools":`+jsonv.MustEncode(schemas)...)
+	return append(out, data[to:]...)
 }
 
 func TestFormat1TracesReplay(t *testing.T) {

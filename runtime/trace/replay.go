@@ -311,6 +311,7 @@ func diffStart(rec *Start, got Start) []string {
 	if rec.Now != "" {
 		diffs = append(diffs, diffString("clock after setup (now)", rec.Now, got.Now)...)
 	}
+	diffs = append(diffs, diffString("time zone (timezone)", rec.TimeZone, got.TimeZone)...)
 	return append(diffs, diffJSON("tools", rec.Tools, got.Tools)...)
 }
 

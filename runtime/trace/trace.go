@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/runtime/conversation"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/workspace"
 )
@@ -73,7 +75,15 @@ func StartOf(p *episode.Prepared, src []byte, runSeed int64, agent string) Start
 	}
 	return Start{Format: Format, Task: p.Task.Name, File: p.Task.File, FileSHA256: FileSHA256(src),
 		Seed: runSeed, Engine: Engine, Agent: agent, Tools: tools, State: p.Base.Hash(),
-		Now: p.Base.Clock().NowString(), Rand: randOf(p.Base)}
+		Now: p.Base.Clock().NowString(), TimeZone: timeZoneOf(p.Task.Location), Rand: randOf(p.Base)}
+}
+
+// timeZoneOf is the start event's timezone: "" for UTC.
+func timeZoneOf(loc *time.Location) string {
+	if name := conversation.ZoneName(loc); name != "UTC" {
+		return name
+	}
+	return ""
 }
 
 // randOf is the start event's rand: the first draw of the random source of a state (a fork's,

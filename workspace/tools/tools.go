@@ -140,7 +140,7 @@ func (p *Param) schema() *jsonv.Object {
 // or null gets its default when it has one, and stays absent otherwise. Errors name the
 // argument:
 //
-//	unknown argument "pth"
+//	unknown argument "pth" (the arguments are: path, limit)
 //	missing required argument "path"
 //	argument "limit": got string, want integer
 //	argument "tags": item 1: got integer, want string
@@ -161,7 +161,7 @@ func (t *Tool) CheckParams(args *jsonv.Object) (*jsonv.Object, error) {
 	if args != nil {
 		for _, m := range args.Members {
 			if t.param(m.Key) == nil {
-				return nil, fmt.Errorf("unknown argument %q", m.Key)
+				return nil, fmt.Errorf("unknown argument %q (%s)", m.Key, t.argumentsDoc())
 			}
 		}
 	}
@@ -185,6 +185,18 @@ func (t *Tool) CheckParams(args *jsonv.Object) (*jsonv.Object, error) {
 		out.Members = append(out.Members, jsonv.Member{Key: p.Name, Value: cv})
 	}
 	return out, nil
+}
+
+// argumentsDoc lists the parameters, for the error of an unknown argument.
+func (t *Tool) argumentsDoc() string {
+	if len(t.Params) == 0 {
+		return "it takes no arguments"
+	}
+	names := make([]string, len(t.Params))
+	for i, p := range t.Params {
+		names[i] = p.Name
+	}
+	return "the arguments are: " + strings.Join(names, ", ")
 }
 
 // Check checks one value against the parameter's type, items and enum, and returns it coerced

@@ -72,8 +72,8 @@ func TestCheckArgs(t *testing.T) {
 	errs := map[string]string{
 		`{}`:                                        `missing required argument "path"`,
 		`{"path":null}`:                             `argument "path": got null, want string`,
-		`{"pth":"/a"}`:                              `unknown argument "pth"`,
-		`{"path":"/a","pth":"/a"}`:                  `unknown argument "pth"`,
+		`{"pth":"/a"}`:                              `unknown argument "pth" (the arguments are: path, limit, ratio, flag, site, tags, counts, any, meta, to, level)`,
+		`{"path":"/a","pth":"/a"}`:                  `unknown argument "pth" (the arguments are: path, limit, ratio, flag, site, tags, counts, any, meta, to, level)`,
 		`{"path":1}`:                                `argument "path": got integer, want string`,
 		`{"path":"/a","limit":"5"}`:                 `argument "limit": got string, want integer`,
 		`{"path":"/a","limit":2.5}`:                 `argument "limit": got number, want integer`,
@@ -110,4 +110,8 @@ func TestCheckArgs(t *testing.T) {
 	out, _ = tl2.CheckArgs(nil)
 	must(out.Get("xs")).([]jsonv.Value)[0] = "changed"
 	assert.Equal(t, []jsonv.Value{"a"}, tl2.Params[0].Default)
+
+	// an unknown argument of a tool without parameters says it takes none
+	_, err = (&tools.Tool{Name: "ping"}).CheckArgs(servicetest.Object(t, `{"x":1}`))
+	assert.EqualError(t, err, `unknown argument "x" (it takes no arguments)`)
 }

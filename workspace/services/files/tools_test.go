@@ -32,7 +32,7 @@ func TestFSTools(t *testing.T) {
 
 	servicetest.Fails(t, ws, "fs_read", `{"path":"/missing"}`, "no such file: /missing")
 	servicetest.Fails(t, ws, "fs_read", `{"path":"/notes"}`, "/notes is a folder")
-	servicetest.Fails(t, ws, "fs_read", `{"pth":"/notes"}`, `unknown argument "pth"`)
+	servicetest.Fails(t, ws, "fs_read", `{"pth":"/notes"}`, `unknown argument "pth" (the arguments are: path)`)
 	servicetest.Fails(t, ws, "fs_read", `{}`, `missing required argument "path"`)
 	servicetest.Fails(t, ws, "fs_list", `{"path":"/nope"}`, "no such folder: /nope")
 	servicetest.Fails(t, ws, "fs_write", `{"path":"/notes","content":""}`, "cannot write /notes: it is a folder")

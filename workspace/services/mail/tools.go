@@ -24,8 +24,8 @@ var agentTools = []*tools.Tool{
 	{
 		Name:  "mail_list",
 		Group: group,
-		Description: "List messages in a mail folder, newest first, as summaries {id, sender, subject, date, read}. " +
-			"Use mail_read to see a whole message. " + tools.ListingDoc,
+		Description: "List messages in a mail folder, newest first, as summaries {id, sender, subject, date, read}; " +
+			"with folder \"\" (every folder), each summary also names its folder. Use mail_read to see a whole message. " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Opt("folder", tools.TypeString, "Folder to list, like \"inbox\", \"sent\" or \"archive\"; \"\" lists every folder.", "inbox"),
 			tools.Opt("unread_only", tools.TypeBoolean, "List only unread messages.", false),
@@ -72,12 +72,14 @@ var agentTools = []*tools.Tool{
 		Name:  "mail_reply",
 		Group: group,
 		Description: "Reply to a message. The reply goes to its sender; with reply_all, everyone else on the " +
-			"message (to and cc, except the user) is copied. The subject gets \"Re: \", the reply stays in " +
-			"the same thread, and the original is not quoted. Returns {\"id\"} of the reply.",
+			"message (to and cc, except the user) is copied, and the addresses in cc are copied too. The " +
+			"subject gets \"Re: \", the reply stays in the same thread, and the original is not quoted. " +
+			"Returns {\"id\"} of the reply.",
 		Params: []tools.Param{
 			tools.Req("id", tools.TypeString, "Id of the message to reply to."),
 			tools.Req("body", tools.TypeString, "Plain-text body of the reply, at most "+limits.Bytes(limits.MailBody)+"."),
 			tools.Opt("reply_all", tools.TypeBoolean, "Also copy everyone else who received the message.", false),
+			tools.Opt("cc", tools.TypeAddresses, "Address or list of addresses to copy on the reply as well.", []jsonv.Value{}),
 			tools.WithItems(tools.Opt("attachments", tools.TypeArray, "Absolute paths of files to attach ("+attachDoc+").", []jsonv.Value{}), tools.TypeString),
 		},
 		Run: mailReply,
@@ -140,7 +142,11 @@ func mailList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 			break
 		}
 		if total++; len(out) < limits.ListItems {
-			out = append(out, MessageSummary(*m))
+			s := MessageSummary(*m)
+			if f.Folder == "" {
+				s.Set("folder", m.Folder) // a listing of every folder says where each message is
+			}
+			out = append(out, s)
 		}
 	}
 	return tools.Listing(out, total, false, "messages", "give a query or a folder, or a smaller limit"), nil
@@ -200,7 +206,7 @@ func mailReply(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := ws.Mail().Reply(tools.ArgStr(args, "id"), tools.ArgStr(args, "body"), tools.ArgBool(args, "reply_all"), att)
+	id, err := ws.Mail().Reply(tools.ArgStr(args, "id"), tools.ArgStr(args, "body"), tools.ArgBool(args, "reply_all"), tools.ArgStrs(args, "cc"), att)
 	if err != nil {
 		return nil, err
 	}

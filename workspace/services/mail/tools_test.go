@@ -47,6 +47,13 @@ func TestMailTools(t *testing.T) {
 	assert.Equal(t, `["m4"]`, listIDs(t, ws, `{"folder":"archive"}`))
 	assert.Equal(t, `[]`, listIDs(t, ws, `{"folder":"nope"}`))
 	assert.Equal(t, `["m3","m1","m2","m4"]`, listIDs(t, ws, `{"folder":""}`))
+	// every folder: each message says its folder (a listing of one folder does not)
+	assert.Equal(t, `[{"id":"m4","sender":"old@acme.example","subject":"Archived","date":"2025-12-01T08:00:00Z","read":false,"folder":"archive"}]`,
+		servicetest.OK(t, ws, "mail_list", `{"folder":"","query":"Archived"}`))
+	assert.Equal(t, `[{"id":"m2","sender":"news@letter.example","subject":"Weekly digest","date":"2026-01-04T08:00:00Z","read":true,"folder":"inbox"}]`,
+		servicetest.OK(t, ws, "mail_list", `{"folder":"","query":"Weekly"}`))
+	assert.Equal(t, `[{"id":"m4","sender":"old@acme.example","subject":"Archived","date":"2025-12-01T08:00:00Z","read":false}]`,
+		servicetest.OK(t, ws, "mail_list", `{"folder":"archive"}`))
 	servicetest.Fails(t, ws, "mail_list", `{"limit":0}`, `argument "limit": must be at least 1, got 0`)
 	servicetest.Fails(t, ws, "mail_list", `{"limit":"5"}`, `argument "limit": got string, want integer`)
 
@@ -198,3 +205,23 @@ func TestSchema(t *testing.T) {
 }
 
 func must(v jsonv.Value, _ ...any) jsonv.Value { return v }
+
+// A reply copies the addresses in cc, in the thread of the original, with its "Re:" subject;
+// nobody already on the reply is copied twice.
+func TestMailReplyCc(t *testing.T) {
+	ws := mailWS(t)
+	id := servicetest.OK(t, ws, "mail_reply", `{"id":"m1","body":"Copying Noor.","cc":"noor@acme.example"}`)
+	r := readObj(t, ws, id[len(`{"id":"`):len(id)-2])
+	assert.Equal(t, `["dana@acme.example"]`, field(r, "to"))
+	assert.Equal(t, `["noor@acme.example"]`, field(r, "cc"))
+	assert.Equal(t, `"Re: Q3 total?"`, field(r, "subject"))
+	assert.Equal(t, `"m1"`, field(r, "thread"))
+	assert.Equal(t, `"m1"`, field(r, "in_reply_to"))
+
+	// with reply_all: the original's others first, then the new ones, none twice (case ignored)
+	id = servicetest.OK(t, ws, "mail_reply", `{"id":"m1","body":"All.","reply_all":true,"cc":["Lee@acme.example","noor@acme.example","DANA@acme.example"]}`)
+	r = readObj(t, ws, id[len(`{"id":"`):len(id)-2])
+	assert.Equal(t, `["lee@acme.example","noor@acme.example"]`, field(r, "cc"))
+
+	servicetest.Fails(t, ws, "mail_reply", `{"id":"m1","body":"x","cc":"noor"}`, `cc: "noor" is not an email address`)
+}
