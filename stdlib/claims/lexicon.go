@@ -56,7 +56,8 @@ var triggers = []trigger{
 	// Negation.
 	{"not", Negated, fwd}, {"no", Negated, fwd}, {"never", Negated, fwd}, {"none", Negated, fwd},
 	{"nothing", Negated, fwd}, {"neither", Negated, fwd}, {"nor", Negated, fwd}, {"without", Negated, fwd},
-	{"cannot", Negated, fwd}, {"can't", Negated, fwd}, {"won't", Negated, fwd}, {"isn't", Negated, fwd | back},
+	{"cannot", Negated, fwd}, {"can't", Negated, fwd}, {"couldn't", Negated, fwd}, {"could not", Negated, fwd},
+	{"wasn't able to", Negated, fwd}, {"weren't able to", Negated, fwd}, {"was unable to", Negated, fwd}, {"failed to", Negated, fwd}, {"won't", Negated, fwd}, {"isn't", Negated, fwd | back},
 	{"aren't", Negated, fwd | back}, {"wasn't", Negated, fwd | back}, {"weren't", Negated, fwd | back},
 	{"don't", Negated, fwd}, {"doesn't", Negated, fwd | back}, {"didn't", Negated, fwd}, {"haven't", Negated, fwd},
 	{"hasn't", Negated, fwd | back}, {"hadn't", Negated, fwd}, {"shouldn't", Negated, fwd}, {"mustn't", Negated, fwd},
@@ -108,7 +109,9 @@ var triggers = []trigger{
 	// a hedged negation denies nothing: "INV-7731 might not be approved"
 	{"might not", Hedged, fwd | back}, {"may not", Hedged, fwd | back}, {"probably not", Hedged, fwd | back},
 	{"possibly not", Hedged, fwd | back}, {"perhaps not", Hedged, fwd | back}, {"maybe not", Hedged, fwd | back},
-	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd}, {"if i recall", Hedged, back | fwd},
+	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd | back}, {"prob", Hedged, fwd}, {"probs", Hedged, fwd},
+	{"as far as i can tell", Hedged, fwd | back}, {"as far as i can see", Hedged, fwd | back}, {"as far as we can tell", Hedged, fwd | back},
+	{"not entirely sure", Hedged, fwd | back}, {"not completely sure", Hedged, fwd | back}, {"not fully sure", Hedged, fwd | back}, {"if i recall", Hedged, back | fwd},
 	{"if i remember", Hedged, back | fwd}, {"can't remember", Hedged, back | fwd}, {"cannot remember", Hedged, back | fwd},
 	{"don't remember", Hedged, back | fwd}, {"can't recall", Hedged, back | fwd}, {"don't recall", Hedged, back | fwd},
 	{"not certain", Hedged, fwd | back}, {"if i'm not mistaken", Hedged, back | fwd}, {"i'd say", Hedged, fwd}, {"somewhere", Hedged, fwd},

@@ -685,9 +685,10 @@ func isSentenceEnd(d *Doc, k int) bool {
 			}
 		}
 	}
-	// the next token starts a sentence: a capital, a digit, a quote or a bracket
+	// the next token starts a sentence: a capital, a digit, a quote or a bracket; after "?" or "!"
+	// any word (chat writes "can you approve PO-441? it's EUR 3.2k")
 	r := d.src[b.s]
-	return r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || b.low == "\"" || b.low == "“" || b.low == "(" || b.low == "*" || r >= 0x80
+	return (end == "?" || end == "!") && b.kind == tWord || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || b.low == "\"" || b.low == "“" || b.low == "(" || b.low == "*" || r >= 0x80
 }
 
 // cells are the token spans of the cells of a table row.
@@ -1183,7 +1184,8 @@ func (d *Doc) stances(s *sentence) {
 						set(k, t.stance, name)
 					}
 				}
-			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
+			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the" || d.toks[s.items[end].t0].low == ".") {
+				// "approx. EUR 2,000": the abbreviation's dot
 				set(end+1, t.stance, name)
 			}
 		default:
@@ -1267,7 +1269,7 @@ func (d *Doc) stances(s *sentence) {
 }
 
 // futureWords before a status say it does not hold yet ("will be approved", "should be paid").
-var futureWords = [][]string{{"will", "be"}, {"should", "be"}, {"to", "be"}, {"going", "to", "be"}, {"expected", "to", "be"},
+var futureWords = [][]string{{"will", "be"}, {"should", "be"}, {"should", "get"}, {"will", "be", "getting"}, {"to", "be"}, {"going", "to", "be"}, {"expected", "to", "be"},
 	{"due", "to", "be"}, {"will", "get"}, {"would", "be"}, {"gets"}, {"will"}, {"to", "get"}}
 
 // futureStatuses hedges a status said to come ("INV-2041 will be approved"): it is not one yet.
@@ -1755,6 +1757,9 @@ func (d *Doc) movedTo(s *sentence, to int, set func(int, Stance, string)) {
 	}
 	if m := s.items[y].m; m.Kind == Number && m.t0 >= 1 && labelNouns[d.toks[m.t0-1].low] {
 		return // "Bring 24 pallets to gate 7": a place, no new count
+	}
+	if to > 0 && s.items[to-1].m != nil && s.items[to-1].m.Kind == Number && y == to+1 && s.items[y].m.Kind != Number {
+		return // "The increase will be 3 to 4%": a range, the bare number in the unit of the other
 	}
 	verb := -1
 	for j := to - 1; j >= 0 && s.items[j].clause == s.items[to].clause; j-- {

@@ -1025,6 +1025,9 @@ func (sc *scanner) bareRange(i int) int {
 			return i // "from 12 to 14 crates" counts crates
 		}
 	}
+	if n := sc.tok(j); n != nil && !n.sp && (n.low == "%" || n.low == "." || n.low == ",") && sc.tok(j+1) != nil && sc.tok(j+1).kind == tNum && !sc.tok(j+1).sp || n != nil && !n.sp && n.low == "%" {
+		return i // "from 3 to 4%", "from 3 to 4.5%": a percentage, not hours
+	}
 	if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" || sc.timeContext(i, j) {
 		if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" {
 			j++
