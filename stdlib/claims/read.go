@@ -129,7 +129,83 @@ func read(text string, opt Options) *Doc {
 	}
 	d.corrections()
 	d.bind()
+	d.supersededByNow()
 	return d
+}
+
+// pastMarkers before a value in its clause say it was so once ("was suspended", "asked for 40
+// pallets").
+var pastMarkers = words(`was were had asked requested ordered wanted planned quoted`)
+
+// supersededByNow makes a value said in the past tense superseded when a later clause (of the
+// same sentence or of the next two, in one paragraph) says a value of the same kind about the same
+// thing with "now" or "again": "Your account was suspended … it is active again", "Zeevrucht
+// asked for 40 pallets; … they now want 36 pallets".
+func (d *Doc) supersededByNow() {
+	for j, m2 := range d.ments {
+		if m2.Stance != Asserted {
+			continue
+		}
+		now := d.nowWordIn(m2)
+		if now < 0 {
+			continue
+		}
+		s2 := d.sents[m2.Sentence]
+		for i := j - 1; i >= 0; i-- {
+			m1 := d.ments[i]
+			s1 := d.sents[m1.Sentence]
+			if m2.Sentence-m1.Sentence > 2 || s1.block != s2.block {
+				break
+			}
+			if m1.Stance != Asserted || m1.Value == m2.Value || !sameQuantity(m1, m2) || !d.pastMarked(m1) || d.nowWordIn(m1) >= 0 ||
+				m1.Entity != "" && m2.Entity != "" && m1.Entity != m2.Entity {
+				continue
+			}
+			t := d.toks[now]
+			m1.Stance, m1.Trigger, m1.TriggerStart, m1.TriggerEnd = Past, t.low, t.s, t.e
+			s1.items[m1.item].stance = Past
+		}
+	}
+}
+
+// nowWordIn is the token of "now", "again" or "currently" in m's clause, or -1.
+func (d *Doc) nowWordIn(m *mention) int {
+	s := d.sents[m.Sentence]
+	c := s.clauses[s.items[m.item].clause]
+	for k := c.i0; k < c.i1; k++ {
+		if it := s.items[k]; it.m == nil {
+			if l := d.toks[it.t0].low; l == "now" || l == "again" || l == "currently" {
+				return it.t0
+			}
+		}
+	}
+	return -1
+}
+
+// pastMarked reports whether a pastMarkers word stands before m in its clause.
+func (d *Doc) pastMarked(m *mention) bool {
+	s := d.sents[m.Sentence]
+	ci := s.items[m.item].clause
+	for k := m.item - 1; k >= 0 && s.items[k].clause == ci; k-- {
+		if it := s.items[k]; it.m == nil && pastMarkers[d.toks[it.t0].low] {
+			return true
+		}
+	}
+	return false
+}
+
+// sameQuantity reports whether two values measure the same thing: statuses of one axis, counts
+// of one unit, or values of one other kind (not names or ids).
+func sameQuantity(a, b *mention) bool {
+	switch {
+	case a.Kind != b.Kind || a.Kind == Name || a.Kind == ID:
+		return false
+	case a.Kind == Status:
+		return a.axis == b.axis
+	case a.Kind == Count:
+		return sameCountUnit(a.unit, b.unit)
+	}
+	return true
 }
 
 // labelNouns before a plain number make it the name of a place or a part, not a quantity ("dock
@@ -670,10 +746,19 @@ func (d *Doc) markCont(s *sentence) {
 			break
 		}
 		n++
-		if w := d.toks[k].low; (w == "her" || w == "him" || w == "his") && d.anaphor(k) {
-			s.cont = true // "You can reach her at …": about whom the previous sentence names
+		w := d.toks[k].low
+		if (w == "her" || w == "him" || w == "his" || w == "they" || w == "their" || w == "it" && writerSubjects[t.low]) && d.anaphor(k) {
+			// "You can reach her at …", "I've reactivated it" (the writer acting on what the
+			// sentence before names; not "HavenCo gets it from us", a party of its own)
+			s.cont = true
 			return
 		}
+	}
+	if d.replaces(s) {
+		// "If Polderveld calls before noon, 12:00 instead.": a value that stands in for one of
+		// the sentence before is about what that sentence was about
+		s.cont, s.condCont = true, openers[t.low]
+		return
 	}
 	if openers[t.low] {
 		// "If that's not right, try 17:00", "If Dirk is back in time, it stays on Thursday": an
@@ -692,6 +777,20 @@ func (d *Doc) markCont(s *sentence) {
 			}
 		}
 	}
+}
+
+// writerSubjects are the writer as a sentence's subject.
+var writerSubjects = words(`i i've i'm i'll i'd we we've we're we'll we'd`)
+
+// replaces reports whether sentence s says "instead" (not "instead of"): what it puts forward
+// stands in for something the sentence before named.
+func (d *Doc) replaces(s *sentence) bool {
+	for k := s.t0; k < s.t1; k++ {
+		if d.toks[k].low == "instead" && (k+1 >= s.t1 || d.toks[k+1].low != "of") {
+			return true
+		}
+	}
+	return false
 }
 
 // startsWith reports whether tokens t0.. start with the words of phrase.
@@ -828,6 +927,9 @@ func (d *Doc) clauses(s *sentence) {
 				}
 				c.cont = p.cont
 			}
+		}
+		if p := s.clauses[ci-1]; !c.own && c.cont < 0 && ci >= 2 && c.start == "," && d.opensCondition(s, p) {
+			c.cont = ci - 2 // "The cut-off, if Bram agrees, is 14:30": past the aside
 		}
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
@@ -1139,6 +1241,7 @@ func (d *Doc) stances(s *sentence) {
 		i = end - 1
 	}
 	ts, te = -1, -1
+	d.unconfirmed(s, set)
 	if s.table {
 		// a column headed "Old", "Previous", "Was": its values are the old ones
 		for i := range s.items {
@@ -1337,7 +1440,100 @@ func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
 // it without a comma ("the cut-off is 16:15 if you go via Antwerp").
 var openers = words(`if unless assuming once suppose supposing`)
 
+// conditionWords are conditional triggers of more than one word that act as openers.
+var conditionWords = map[string]bool{"in case": true, "provided that": true, "providing that": true, "as long as": true,
+	"only if": true, "subject to": true, "as soon as": true, "on condition that": true}
+
 var fallbacks = words(`otherwise alternatively failing`)
+
+// unconfirmed hedges the values a confirmation that has not come is about: those of the clause
+// that says so and of the clauses it continues, and, when it begins with "but", of the clause
+// before it ("It arrives on Friday at 10:00, but the carrier hasn't confirmed yet"). The status
+// keeps its own stance.
+func (d *Doc) unconfirmed(s *sentence, set func(int, Stance, string)) {
+	for _, it := range s.items {
+		m := it.m
+		if m == nil || m.Kind != Status || m.axis != "confirmation" ||
+			!(m.Value == "confirmed" && it.stance == Negated || m.Value == "unconfirmed" && it.stance == Asserted) {
+			continue
+		}
+		value := func(k int) bool {
+			x := s.items[k].m
+			return x != nil && x.Kind != Status && x.Kind != Name && x.Kind != ID
+		}
+		// a clause with a value of its own is the one said to be unconfirmed ("the 14:30 slot is
+		// not confirmed yet"); one without goes on to the clauses it continues
+		hedge := func(ci int) {
+			for ; ci >= 0; ci = s.clauses[ci].cont {
+				c, found := s.clauses[ci], false
+				for k := c.i0; k < c.i1; k++ {
+					if value(k) {
+						set(k, Hedged, "not confirmed")
+						found = true
+					}
+				}
+				if found {
+					return
+				}
+			}
+		}
+		ci := it.clause
+		hedge(ci)
+		if c := s.clauses[ci]; ci > 0 && (c.start == "but" || c.start == "though" || c.start == "although") {
+			hedge(ci - 1)
+		}
+	}
+}
+
+// bareDenial reports whether clause ci holds nothing but the value at item at and the words of
+// the trigger that denies it ("14:30 is wrong;", "not Thursday,").
+func (d *Doc) bareDenial(s *sentence, ci, at int) bool {
+	c, it := s.clauses[ci], s.items[at]
+	if it.trigS < 0 {
+		return false
+	}
+	for k := c.i0; k < c.i1; k++ {
+		if k == at || !s.items[k].word {
+			continue
+		}
+		if t := d.toks[s.items[k].t0]; t.s < it.trigS || t.e > it.trigE {
+			return false
+		}
+	}
+	return true
+}
+
+// opensCondition reports whether clause c starts (after its punctuation) with a conditional
+// opener: "if", "unless", "provided that", ….
+func (d *Doc) opensCondition(s *sentence, c clause) bool {
+	k := c.i0
+	for k < c.i1 && !s.items[k].word {
+		k++
+	}
+	if k >= c.i1 || s.items[k].m != nil {
+		return false
+	}
+	t := s.items[k].t0
+	if openers[d.toks[t].low] {
+		return true
+	}
+	for p := range conditionWords {
+		if d.startsWith(t, s.t1, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueIn reports whether items i0..i1 of s hold a value other than a name.
+func (d *Doc) valueIn(s *sentence, i0, i1 int) bool {
+	for k := i0; k < i1 && k < len(s.items); k++ {
+		if m := s.items[k].m; m != nil && m.Kind != Name {
+			return true
+		}
+	}
+	return false
+}
 
 func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int, Stance, string)) {
 	ci := s.items[i].clause
@@ -1350,15 +1546,22 @@ func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int
 			set(k, Conditional, t.words)
 		}
 	}
-	if openers[first] || t.words == "in case" || t.words == "provided that" || t.words == "as long as" || t.words == "only if" {
-		if ci == 0 || (ci == 1 && s.clauses[0].i1-s.clauses[0].i0 <= 1) {
+	if openers[first] || conditionWords[t.words] {
+		c := s.clauses[ci]
+		if ci == 0 || (ci == 1 && s.clauses[0].i1-s.clauses[0].i0 <= 1) || (c.i0 == i && !d.valueIn(s, 0, c.i0)) {
+			// "If the truck is late, …", "The cut-off, if Bram agrees, is 14:30": nothing was
+			// put forward before the condition
 			whole()
 			return
 		}
-		if c := s.clauses[ci]; c.i0 == i && c.start != "," && ci > 0 {
-			p := s.clauses[ci-1]
-			for k := p.i0; k < p.i1; k++ {
-				set(k, Conditional, t.words)
+		if c.i0 == i && (c.start != "," || !d.valueIn(s, c.i1, len(s.items))) {
+			// "the cut-off is 16:15 if you go via Antwerp"; after a comma, a condition that
+			// ends the sentence ("…, assuming the reefer passes inspection"): the clause it
+			// follows and the clauses that one continues
+			for p := ci - 1; p >= 0; p = s.clauses[p].cont {
+				for k := s.clauses[p].i0; k < s.clauses[p].i1; k++ {
+					set(k, Conditional, t.words)
+				}
 			}
 		}
 	}
@@ -1549,6 +1752,9 @@ func (d *Doc) movedTo(s *sentence, to int, set func(int, Stance, string)) {
 	y := d.nextMention(s, to+1, 3)
 	if y < 0 || s.items[y].clause != s.items[to].clause {
 		return
+	}
+	if m := s.items[y].m; m.Kind == Number && m.t0 >= 1 && labelNouns[d.toks[m.t0-1].low] {
+		return // "Bring 24 pallets to gate 7": a place, no new count
 	}
 	verb := -1
 	for j := to - 1; j >= 0 && s.items[j].clause == s.items[to].clause; j-- {
@@ -1845,11 +2051,21 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		if ci == 0 {
 			first = true
 		}
-		if own {
-			break
+		if own && !(c.start == ":" && !c.own && c.cont >= 0) {
+			break // a name's own clause, and the label it is the value of ("Driver: Derek Olsen")
 		}
 		newPredicate = newPredicate || d.startsPredicate(s, c)
 		ci = c.cont
+	}
+	if x := s.items[at].clause; !own && s.items[at].stance == Negated && d.bareDenial(s, x, at) {
+		// "14:30 is wrong; the cut-off is 15:00", "Not 14:30. It's 15:00.": the correction after
+		// it says what was denied
+		if x+1 < len(s.clauses) {
+			c := s.clauses[x+1]
+			out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+		} else if n := s.idx + 1; n < len(d.sents) && d.sents[n].block == s.block {
+			out = append(out, span{d.sents[n].t0, d.sents[n].t1})
+		}
 	}
 	if !own && d.itClause(s, s.items[at].clause) {
 		// "I haven't heard back, so it is still unconfirmed": "it" is what the sentence before
@@ -1995,6 +2211,11 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 			}
 			p = d.sents[p.prev]
 		}
+	}
+	if n := s.idx + 1; ci == len(s.clauses)-1 && s.items[at].stance == Negated && d.bareDenial(s, ci, at) && n < len(d.sents) && d.sents[n].block == s.block {
+		// "14:30 is wrong; the Kaasmakers cut-off is 15:00": the correction's
+		ns := d.sents[n]
+		return d.nearest(ns, 0, len(ns.items), 0, class)
 	}
 	return ""
 }
