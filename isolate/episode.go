@@ -110,7 +110,8 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 
 // modelOf is the trace's description of a model.
 func modelOf(d modelagent.Description) *trace.Model {
-	m := &trace.Model{Name: d.Name, BaseURL: d.BaseURL, Request: d.Request, ToolCallFormat: d.ToolCallFormat, ReasoningHistory: d.ReasoningHistory}
+	m := &trace.Model{Name: d.Name, BaseURL: d.BaseURL, Request: d.Request, ToolCallFormat: d.ToolCallFormat, ReasoningHistory: d.ReasoningHistory,
+		ToolChoice: d.ToolChoice}
 	for _, h := range d.Headers {
 		m.Headers = append(m.Headers, h)
 	}

@@ -72,6 +72,8 @@ type episodeRequest struct {
 	Headers          map[string]string `json:"headers"`
 	ToolCallFormat   string            `json:"tool_call_format"`
 	ReasoningHistory string            `json:"reasoning_history"`
+	// ToolChoice is sent as tool_choice with the tools ("": none sent), as --tool-choice.
+	ToolChoice string `json:"tool_choice"`
 	// System replaces the default system prompt; {address}, {now}, {timezone} and {local_now} are
 	// filled in.
 	System string `json:"system"`
@@ -224,7 +226,8 @@ func (a *episodes) runEpisode(w http.ResponseWriter, r *http.Request) {
 // headers' values).
 func modelConfig(req *episodeRequest) (modelagent.Config, []string, *apiError) {
 	cfg := modelagent.Config{Model: strings.TrimSpace(req.Model), APIKey: req.APIKey, Temperature: req.Temperature, TopP: req.TopP,
-		MaxTokens: req.MaxTokens, Stop: req.Stop, ToolCallFormat: req.ToolCallFormat, ReasoningHistory: req.ReasoningHistory}
+		MaxTokens: req.MaxTokens, Stop: req.Stop, ToolCallFormat: req.ToolCallFormat, ReasoningHistory: req.ReasoningHistory,
+		ToolChoice: req.ToolChoice}
 	if cfg.Model == "" {
 		return cfg, nil, badRequest("model is required: the model name sent with every request")
 	}
