@@ -1055,8 +1055,8 @@ func (d *Doc) Denies(v Value, about []string) Verdict {
 			continue
 		}
 		if d.matches(&v, m) {
-			if m.Stance == Negated && deny == nil {
-				deny = m
+			if (m.Stance == Negated || m.Stance == Past && noLonger[m.Trigger]) && deny == nil {
+				deny = m // "INV-5122 is no longer outstanding" denies it is unpaid now
 			}
 			if m.Stance.puts() && assert == nil {
 				assert = m
@@ -1075,6 +1075,9 @@ func (d *Doc) Denies(v Value, about []string) Verdict {
 	}
 	return Verdict{OK: true, Why: fmt.Sprintf("it denies %s: %s", what, quote(deny)), Support: claimOf(deny)}
 }
+
+// noLonger are the past triggers that say a value does not hold now.
+var noLonger = map[string]bool{"no longer": true, "not anymore": true, "not any more": true, "any more": true, "anymore": true}
 
 // Claims lists every value the text names, in order.
 func (d *Doc) Claims() []Claim {

@@ -333,3 +333,7 @@ func words(s string) map[string]bool {
 	}
 	return m
 }
+
+// negators are the words after which "yet" continues the negation ("not yet booked") instead of
+// starting a clause.
+var negators = words(`not haven't hasn't hadn't isn't aren't wasn't weren't don't doesn't didn't`)

@@ -133,6 +133,9 @@ func read(text string, opt Options) *Doc {
 	return d
 }
 
+// supersedingWords in a clause say its value is the one that holds now.
+var supersedingWords = words(`now again currently new revised updated corrected changed moved rescheduled extended postponed latest`)
+
 // pastMarkers before a value in its clause say it was so once ("was suspended", "asked for 40
 // pallets").
 var pastMarkers = words(`was were had asked requested ordered wanted planned quoted`)
@@ -168,13 +171,14 @@ func (d *Doc) supersededByNow() {
 	}
 }
 
-// nowWordIn is the token of "now", "again" or "currently" in m's clause, or -1.
+// nowWordIn is the token of a supersedingWords word ("now", "again", "revised", …) in m's
+// clause, or -1.
 func (d *Doc) nowWordIn(m *mention) int {
 	s := d.sents[m.Sentence]
 	c := s.clauses[s.items[m.item].clause]
 	for k := c.i0; k < c.i1; k++ {
 		if it := s.items[k]; it.m == nil {
-			if l := d.toks[it.t0].low; l == "now" || l == "again" || l == "currently" {
+			if l := d.toks[it.t0].low; supersedingWords[l] {
 				return it.t0
 			}
 		}
@@ -216,7 +220,7 @@ var labelNouns = words(`bay dock door gate room row aisle line level floor platf
 
 // measureQualifiers after an amount that opens a bracket make it another measure of the thing
 // ("(EUR 1,240.00 without surcharge)", "(12% excl. VAT)").
-var measureQualifiers = words(`without excluding excl ex net before after incl including inclusive exclusive`)
+var measureQualifiers = words(`without excluding excl ex net before after incl inc including inclusive exclusive`)
 
 // rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
 // 10.80 each"), the parts of a whole ("3 of the 48 racks"), another measure in brackets
@@ -255,6 +259,13 @@ func (d *Doc) rates(ms []*mention) {
 		}
 		if m.t0 >= 1 && d.toks[m.t0-1].low == "(" && measureQualifiers[d.toks[t].low] && m.Role == "" {
 			m.Role = "variant" // "EUR 1,413.60 (EUR 1,240.00 without surcharge)": another measure
+		}
+		if m.Kind == Money && m.t0 >= 1 && d.toks[m.t0-1].low == "(" && m.Role == "" {
+			for _, q := range ms {
+				if q.t1 == m.t0-1 && (q.Kind == Number || q.Kind == Count) {
+					m.Role = "variant" // "Invoices paid: 31 (EUR 48,210.35)": what the count is worth
+				}
+			}
 		}
 		switch l := d.toks[t].low; {
 		case l == "each" || l == "apiece":
@@ -738,9 +749,17 @@ func (d *Doc) markCont(s *sentence) {
 		return
 	}
 	// "Old: 010 555 0140. New: 010 555 0199.": a label of a change goes on with the sentence before
-	if (t.low == "old" || t.low == "new" || t.low == "now" || t.low == "was" || t.low == "previously") && s.t0+1 < s.t1 && d.toks[s.t0+1].low == ":" {
-		s.cont = true
-		return
+	if t.low == "old" || t.low == "new" || t.low == "now" || t.low == "was" || t.low == "previously" {
+		// "Old number: …", up to two words before the colon
+		for k := s.t0 + 1; k < s.t1 && k <= s.t0+3; k++ {
+			if d.toks[k].low == ":" {
+				s.cont = true
+				return
+			}
+			if d.toks[k].kind != tWord {
+				break
+			}
+		}
 	}
 	for k, n := s.t0+1, 0; k < s.t1 && n < 4; k++ {
 		if d.toks[k].kind != tWord {
@@ -881,7 +900,8 @@ func (d *Doc) clauses(s *sentence) {
 				cur.cont = parenOf
 			}
 			parenOf = -1
-		case t.kind == tWord && clauseBreaks[t.low] && i > 0:
+		case t.kind == tWord && clauseBreaks[t.low] && i > 0 && !(t.low == "yet" && s.items[i-1].m == nil && negators[d.toks[s.items[i-1].t0].low]):
+			// ("not yet booked": no new clause)
 			closeAt(i, t.low, cur.paren)
 		}
 	}
@@ -1202,8 +1222,10 @@ func (d *Doc) stances(s *sentence) {
 				d.scopeFwd(s, end, t.stance, name, set)
 				// a clause that holds only the trigger ("As far as I know, …", "Probably, …")
 				// looks forward a clause
-				if d.onlyTrigger(s, c, i, end) && s.items[i].clause+1 < len(s.clauses) &&
+				label := t.stance == Past && d.toks[s.items[c.i1-1].t0].low == ":" && !d.valueIn(s, c.i0, c.i1) && c.i1-c.i0 <= 4
+				if (d.onlyTrigger(s, c, i, end) || label) && s.items[i].clause+1 < len(s.clauses) &&
 					(t.stance == Hedged || t.stance == Conditional || t.stance == Past && d.toks[s.items[c.i1-1].t0].low == ":") {
+					// ("Old number: 0182 555 0100": the label's value)
 					n := s.clauses[s.items[i].clause+1]
 					for k := n.i0; k < n.i1; k++ {
 						set(k, t.stance, name)
@@ -1359,8 +1381,8 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 			ci = s.items[j].clause
 		}
 		it := s.items[j]
-		if it.m == nil && terminators[d.toks[it.t0].low] {
-			return
+		if it.m == nil && terminators[d.toks[it.t0].low] && !(d.toks[it.t0].low == "yet" && j > 0 && s.items[j-1].m == nil && negators[d.toks[s.items[j-1].t0].low]) {
+			return // not "not yet booked"
 		}
 		if st == Past && it.m == nil && pastEnds[d.toks[it.t0].low] {
 			return // "originally planned for 14:00 will now start at 15:00"
@@ -1854,6 +1876,9 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 			}
 			if comma && !or {
 				brk = true // "EUR 6,480, to Noorderlaan 147": a range is not split by a comma
+			}
+			if x.Kind == y.Kind && x.Value == y.Value && (x.Kind == Phone || x.Kind == Email || x.Kind == Date || x.Kind == Time) {
+				same = false // "0182 555 0231 or +31 182 555 0231": one value in two forms
 			}
 			if same && words <= 3 && !brk {
 				px := s.items[prev].stance
