@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/session"
@@ -42,7 +43,7 @@ type registry struct {
 // entry is one session of the server.
 type entry struct {
 	id   string
-	s    *session.Session
+	s    Live
 	last time.Time // the last action's end (guarded by registry.mu)
 	busy int       // actions under way (guarded by registry.mu)
 	tr   *traceState
@@ -236,7 +237,7 @@ func (r *registry) end(e *entry) {
 }
 
 // act runs one action of the session id, marked busy meanwhile.
-func (r *registry) act(id string, do func(*session.Session) (session.Step, error)) (session.Step, error) {
+func (r *registry) act(id string, do func(Live) (session.Step, error)) (session.Step, error) {
 	e, err := r.begin(id)
 	if err != nil {
 		return session.Step{}, err
@@ -296,21 +297,49 @@ func (r *registry) create(ctx context.Context, t *task, seed int64) (*entry, err
 		return nil, err
 	}
 	e := &entry{id: id, tr: &traceState{}}
-	opts := session.Options{Source: t.source, Sources: t.sources, Print: r.printer(id)}
+	var tf *rollout.TraceFile
 	if r.traceDir != "" {
 		e.tr.path = r.tracePath(id)
-		tf := &rollout.TraceFile{Path: e.tr.path}
-		opts.Trace = tf
-		opts.OnEnd = func(res *episode.Result, traceErr error) {
-			// the trace of an episode that was closed before it finished keeps its .partial name
-			interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
-			if err := tf.Finish(interrupted); err != nil && traceErr == nil {
-				traceErr = err
-			}
-			e.tr.setErr(traceErr)
-		}
+		tf = &rollout.TraceFile{Path: e.tr.path}
 	}
-	sess, err := session.Create(ctx, t.task, seed, opts)
+	// ended puts the trace in place once the episode ended (code is its error's, "" for none).
+	ended := func(code string, traceErr error) {
+		// the trace of an episode that was closed before it finished keeps its .partial name
+		if err := tf.Finish(code == episode.Interrupted); err != nil && traceErr == nil {
+			traceErr = err
+		}
+		e.tr.setErr(traceErr)
+	}
+	var sess Live
+	if t.pool != nil {
+		spec := t.spec
+		spec.Seed = seed
+		host := isolate.SessionHost{Print: r.printer(id)}
+		if tf != nil {
+			host.Trace = tf
+			host.OnEnd = func(res *session.Result, traceErr error) {
+				code := ""
+				if res.Error != nil {
+					code = res.Error.Code
+				}
+				ended(code, traceErr)
+			}
+		}
+		sess, err = t.pool.Session(ctx, spec, host)
+	} else {
+		opts := session.Options{Source: t.source, Sources: t.sources, Print: r.printer(id)}
+		if tf != nil {
+			opts.Trace = tf
+			opts.OnEnd = func(res *episode.Result, traceErr error) {
+				code := ""
+				if res.Err != nil {
+					code = res.Err.Code
+				}
+				ended(code, traceErr)
+			}
+		}
+		sess, err = session.Create(ctx, t.task, seed, opts)
+	}
 	if err != nil {
 		r.release()
 		return nil, err
