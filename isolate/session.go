@@ -11,7 +11,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/episode"
-	live "github.com/coworkenv/coworkenv/runtime/session"
+	live "github.com/coworkenv/coworkenv/runtime/session" // package session (pool.go has a type of that name)
 	"github.com/coworkenv/coworkenv/runtime/trace"
 	"go.starlark.net/syntax"
 )
@@ -48,13 +48,13 @@ type SessionHost struct {
 	Print func(pos syntax.Position, msg string)
 	// OnEnd, when set, is called once the episode has ended and the trace has its end event
 	// (traceErr is the trace's first write error), before the action waiting for the end is
-	// answered, as live.Options.OnEnd is.
+	// answered, as session.Options.OnEnd is.
 	OnEnd func(res *live.Result, traceErr error)
 }
 
 // Session is a live episode whose task runs in a worker: the same methods as a
-// live.Session, with the same errors (live.ErrBusy, live.ErrOver,
-// *live.UnknownToolError, *live.SetupError).
+// session.Session, with the same errors (session.ErrBusy, session.ErrOver,
+// *session.UnknownToolError, *session.SetupError).
 type Session struct {
 	task   *dsl.Task // a stub (TaskInfo.Stub): the name and the turns
 	system string
@@ -119,7 +119,7 @@ const methodNext = "session.next"
 // Session creates a session of spec's task in a worker of the pool and returns once its first
 // turn waits for the client (First), or the episode ended before it. It holds one of the pool's
 // workers until it ends. A setup that fails, or a worker that stops before the episode begins,
-// gives a *live.SetupError; a file that does not load or does not declare the task a
+// gives a *session.SetupError; a file that does not load or does not declare the task a
 // *StartError. The session outlives ctx: Close ends it.
 func (p *Pool) Session(ctx context.Context, spec SessionSpec, host SessionHost) (*Session, error) {
 	s := &Session{actions: make(chan *sessionAction), done: make(chan struct{})}
@@ -317,7 +317,7 @@ func (s *Session) Task() *dsl.Task { return s.task }
 // System is the system prompt, as the trace records it.
 func (s *Session) System() string { return s.system }
 
-// Tools are the tool schemas, as live.Session.Tools.
+// Tools are the tool schemas, as session.Session.Tools.
 func (s *Session) Tools() []*jsonv.Object { return s.tools }
 
 // First is the step the creation ended with.
@@ -326,7 +326,7 @@ func (s *Session) First() live.Step { return s.first }
 // Done is closed when the session's request has ended, its trace with it.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-// Call runs one tool call in the worker, as live.Session.Call.
+// Call runs one tool call in the worker, as session.Session.Call.
 func (s *Session) Call(id, name, arguments string) (live.Step, error) {
 	if s.ended() {
 		return live.Step{}, live.ErrOver
@@ -337,7 +337,7 @@ func (s *Session) Call(id, name, arguments string) (live.Step, error) {
 	return s.do(&sessionAction{ID: id, Name: name, Args: arguments})
 }
 
-// Reply sends the agent's message without tool calls, as live.Session.Reply.
+// Reply sends the agent's message without tool calls, as session.Session.Reply.
 func (s *Session) Reply(text string) (live.Step, error) {
 	return s.do(&sessionAction{Reply: true, Text: text})
 }

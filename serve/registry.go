@@ -289,6 +289,33 @@ func (r *registry) printer(id string) func(pos syntax.Position, msg string) {
 	return func(pos syntax.Position, msg string) { r.print(id, pos, msg) }
 }
 
+// TraceEnd puts the trace file tf of a session in place once its episode ended (one that was
+// closed before it finished keeps its .partial name) and tells done the trace's first error: the
+// OnEnd of a session here (session.Options) and of one in a worker (isolate.SessionHost).
+func TraceEnd(tf *rollout.TraceFile, done func(traceErr error)) (here func(*episode.Result, error), there func(*session.Result, error)) {
+	ended := func(code string, traceErr error) {
+		if err := tf.Finish(code == episode.Interrupted); err != nil && traceErr == nil {
+			traceErr = err
+		}
+		done(traceErr)
+	}
+	here = func(res *episode.Result, traceErr error) {
+		code := ""
+		if res.Err != nil {
+			code = res.Err.Code
+		}
+		ended(code, traceErr)
+	}
+	there = func(res *session.Result, traceErr error) {
+		code := ""
+		if res.Error != nil {
+			code = res.Error.Code
+		}
+		ended(code, traceErr)
+	}
+	return here, there
+}
+
 // create makes a session of t (its setup runs under ctx), tracing it to its file when the server
 // keeps traces.
 func (r *registry) create(ctx context.Context, t *task, seed int64) (*entry, error) {
@@ -302,41 +329,20 @@ func (r *registry) create(ctx context.Context, t *task, seed int64) (*entry, err
 		e.tr.path = r.tracePath(id)
 		tf = &rollout.TraceFile{Path: e.tr.path}
 	}
-	// ended puts the trace in place once the episode ended (code is its error's, "" for none).
-	ended := func(code string, traceErr error) {
-		// the trace of an episode that was closed before it finished keeps its .partial name
-		if err := tf.Finish(code == episode.Interrupted); err != nil && traceErr == nil {
-			traceErr = err
-		}
-		e.tr.setErr(traceErr)
-	}
+	here, there := TraceEnd(tf, e.tr.setErr)
 	var sess Live
 	if t.pool != nil {
 		spec := t.spec
 		spec.Seed = seed
 		host := isolate.SessionHost{Print: r.printer(id)}
 		if tf != nil {
-			host.Trace = tf
-			host.OnEnd = func(res *session.Result, traceErr error) {
-				code := ""
-				if res.Error != nil {
-					code = res.Error.Code
-				}
-				ended(code, traceErr)
-			}
+			host.Trace, host.OnEnd = tf, there
 		}
 		sess, err = t.pool.Session(ctx, spec, host)
 	} else {
 		opts := session.Options{Source: t.source, Sources: t.sources, Print: r.printer(id)}
 		if tf != nil {
-			opts.Trace = tf
-			opts.OnEnd = func(res *episode.Result, traceErr error) {
-				code := ""
-				if res.Err != nil {
-					code = res.Err.Code
-				}
-				ended(code, traceErr)
-			}
+			opts.Trace, opts.OnEnd = tf, here
 		}
 		sess, err = session.Create(ctx, t.task, seed, opts)
 	}

@@ -116,12 +116,7 @@ func runMCP(o *mcpOptions) error {
 	if o.trace != "" {
 		tf = &rollout.TraceFile{Path: o.trace}
 	}
-	ended := func(code string, werr error) {
-		if err := tf.Finish(code == episode.Interrupted); err != nil && werr == nil {
-			werr = err
-		}
-		traceErr = werr
-	}
+	here, there := serve.TraceEnd(tf, func(err error) { traceErr = err })
 	var sess serve.Live
 	if isolated {
 		pool, perr := o.iso.pool(1)
@@ -129,9 +124,9 @@ func runMCP(o *mcpOptions) error {
 			return usage(perr)
 		}
 		defer pool.Close()
-		sess, err = mcpIsolated(ctx, pool, o, tg, tf, print, ended)
+		sess, err = mcpIsolated(ctx, pool, o, tg, tf, print, there)
 	} else {
-		sess, err = mcpHere(ctx, o, tg, tf, print, ended)
+		sess, err = mcpHere(ctx, o, tg, tf, print, here)
 	}
 	if err != nil {
 		return err
@@ -177,9 +172,9 @@ func runMCP(o *mcpOptions) error {
 	return nil
 }
 
-// mcpHere creates the session of `coworkenv mcp` in this process; ended is told how the episode
-// ended (the code of its error) when a trace is written to tf.
-func mcpHere(ctx context.Context, o *mcpOptions, tg *target, tf *rollout.TraceFile, print func(syntax.Position, string), ended func(code string, werr error)) (serve.Live, error) {
+// mcpHere creates the session of `coworkenv mcp` in this process; onEnd puts the trace tf in
+// place (serve.TraceEnd).
+func mcpHere(ctx context.Context, o *mcpOptions, tg *target, tf *rollout.TraceFile, print func(syntax.Position, string), onEnd func(*episode.Result, error)) (serve.Live, error) {
 	task, src, err := tg.load(ctx)
 	if err != nil {
 		return nil, loadError(err)
@@ -190,35 +185,41 @@ func mcpHere(ctx context.Context, o *mcpOptions, tg *target, tf *rollout.TraceFi
 	}
 	opts := session.Options{Source: src, Sources: sources, Print: print}
 	if tf != nil {
-		opts.Trace = tf
-		opts.OnEnd = func(res *episode.Result, werr error) {
-			code := ""
-			if res.Err != nil {
-				code = res.Err.Code
-			}
-			ended(code, werr)
-		}
+		opts.Trace, opts.OnEnd = tf, onEnd
 	}
 	sess, err := session.Create(ctx, task, o.seed, opts)
 	return sess, mcpCreateError(err)
 }
 
 // mcpIsolated creates the session of `coworkenv mcp` in a worker process.
-func mcpIsolated(ctx context.Context, pool *isolate.Pool, o *mcpOptions, tg *target, tf *rollout.TraceFile, print func(syntax.Position, string), ended func(code string, werr error)) (serve.Live, error) {
+func mcpIsolated(ctx context.Context, pool *isolate.Pool, o *mcpOptions, tg *target, tf *rollout.TraceFile, print func(syntax.Position, string), onEnd func(*session.Result, error)) (serve.Live, error) {
 	ep, err := tg.episode()
 	if err != nil {
 		return nil, usage(err)
 	}
+	// The file is loaded first, in a worker: one that does not load is
+	// a verdict, a task it does not declare a usage error, as in this process.
+	support, err := isolate.Support(tg.corpus)
+	if err != nil {
+		return nil, usage(err)
+	}
+	l, err := isolate.LoadFile(ctx, pool, tg.corpus, support, tg.rel)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if len(l.Diags) > 0 {
+		return nil, failedf("%s", isolate.FormatDiags(l.Diags))
+	}
+	names := make([]string, len(l.Tasks))
+	for i, ti := range l.Tasks {
+		names[i] = ti.Name
+	}
+	if _, err := isolate.Pick(tg.corpus.DisplayPath(tg.rel), nil, names, tg.name); err != nil {
+		return nil, usage(err)
+	}
 	host := isolate.SessionHost{Print: print}
 	if tf != nil {
-		host.Trace = tf
-		host.OnEnd = func(res *session.Result, werr error) {
-			code := ""
-			if res.Error != nil {
-				code = res.Error.Code
-			}
-			ended(code, werr)
-		}
+		host.Trace, host.OnEnd = tf, onEnd
 	}
 	sess, err := pool.Session(ctx, isolate.SessionSpec{Display: ep.Display, Files: ep.Files, File: ep.File, Task: ep.Task, Seed: o.seed}, host)
 	var se *isolate.StartError
