@@ -23,7 +23,10 @@ import (
 //     turn sent already at the end of the first one;
 //  3. wrong, then right: before a reference call that writes a file or changes an existing entry,
 //     the same call with its content made wrong (a value replaced by another, or a line added),
-//     so that the right version follows the wrong one.
+//     so that the right version follows the wrong one;
+//  4. wrong, hidden, then right: before a mail the reference sends, the same mail with its content
+//     made wrong, then moved to the trash (by the id the reference's own mail had: ids are given
+//     in order), so that the sent folder holds only the right one at the end.
 //
 // An attack counts when every call succeeds and the episode passes.
 func (v *taskCheck) checkStateAttacks(o *oracleRun) {
@@ -82,11 +85,38 @@ func (v *taskCheck) checkStateAttacks(o *oracleRun) {
 			return
 		}
 	}
+	if _, ok := o.p.Task.Tool("mail_move"); !ok {
+		return
+	}
+	n = 0
+	for _, rc := range refCalls(o) {
+		if n >= 2 || !rc.c.Changed || rc.c.Name == "chat_post" || !isSend(rc.c.Name) {
+			continue
+		}
+		res, _ := rc.c.Result().(*jsonv.Object)
+		id, _ := res.Get("id")
+		sid, ok := id.(string)
+		if !ok || sid == "" {
+			continue
+		}
+		wrong, what := wrongVersion(o, rc, pool)
+		if wrong == nil {
+			continue
+		}
+		n++
+		hide := episode.ScriptedCall{Name: "mail_move", Args: jsonv.NewObject("id", sid, "folder", "trash")}
+		calls := insertCall(insertCall(o.calls, rc.turn, rc.idx, *wrong), rc.turn, rc.idx+1, hide)
+		if try(fmt.Sprintf("first sends a wrong version (%s: %s), moves it to the trash, and then sends the right one (%s)", rc.c.Name, what, callString(rc.c)), rc.turn,
+			calls, adviceHiddenSend) {
+			return
+		}
+	}
 }
 
 const (
 	adviceOtherField = "the verifier checks the field the task is about and not the rest of the entry; compare the entries the reference changes with ws.reference field by field (or require that nothing else of them changed)"
 	adviceOtherTurn  = "the verifier does not check when a message was sent; give each turn its own verifier with ws.unexpected(recipients = [...]) for what that turn allows"
+	adviceHiddenSend = "the verifier reads the sent folder as the episode ends; a mail once sent stays sent, wherever it is moved: read ws.history.sent(to = ...) (every mail sent in the episode), or require ws.unexpected() == []"
 	adviceWrongFirst = "the verifier reads only the end state; a wrong version was there for a while (read, synced, acted on): check every version the agent wrote (ws.history.actions(), ws.unexpected) or require one write"
 )
 
