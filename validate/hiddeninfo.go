@@ -85,13 +85,12 @@ import (
 //
 // Naming rules. A path is also seen when it follows a naming rule in seen or reached text (a
 // README the reference read, a tool's description): a token that ends with the extension of the
-// path's name and holds placeholders, YYYY, YY, MM and DD for that many digits (also run
-// together, as in YYYYMMDD) and <word> or {word} for seen words (joined by "-" or "_"; parts made
-// of digits only are free, as in a name), the rest literal. "<client>summary.md" gives
-// kaasmakerssummary.md once "Kaasmakers" is seen, "report-v<n>.md" gives report-v3.md,
-// "reports/reportYYYYMMDD.md" gives /reports/report20260105.md, which the words alone do not; the folder above
-// the rule's segments is known by the rule for paths (ruleKnown). The diagnostic's advice,
-// newPathAdvice, says the same.
+// path's name and holds placeholders, YYYY, YY, MM and DD for that many digits (a run of letters
+// of its own: "report-YYYYMMDD.md", not "reportYYYYMMDD.md") and <word> or {word} for seen words
+// (joined by "-" or "_"; parts made of digits only are free, as in a name), the rest literal.
+// "Q<quarter>-<client>.md" gives Q4-kaasmakers.md once "Kaasmakers" is seen, "report-v<n>.md"
+// gives report-v3.md, which the words alone do not; the folder above the rule's segments is known
+// by the rule for paths (ruleKnown). The diagnostic's advice, newPathAdvice, says the same.
 //
 // One diagnostic is given per distinct identifier, at the first call that passes it.
 func (v *taskCheck) checkHiddenInfo(o *oracleRun) {
