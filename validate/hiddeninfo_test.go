@@ -353,18 +353,20 @@ task(name = "t", prompt = "Export the report.", tools = [tool(name = "export", d
 	assert.Equal(t, []string{`export argument "report"["file_path"] = /out/zeta.md`}, hidden(t, nested))
 }
 
+// text is seen text made of ss.
+func text(ss ...string) []*seenText {
+	s := &seenText{}
+	for _, x := range ss {
+		s.add(x)
+	}
+	return []*seenText{s}
+}
+
 // TestNamingRules: a new path is known when it follows a naming rule of seen text, with
 // placeholders for digits of the right count and for seen words; the examples of newPathAdvice are
 // such rules.
 func TestNamingRules(t *testing.T) {
 	t.Parallel()
-	text := func(ss ...string) []*seenText {
-		s := &seenText{}
-		for _, x := range ss {
-			s.add(x)
-		}
-		return []*seenText{s}
-	}
 	texts := func(rule string) []*seenText {
 		return text("The reports folder: "+rule, "Clients: Kaasmakers, Tulpen Retail.")
 	}
@@ -440,13 +442,6 @@ func TestTokenMatching(t *testing.T) {
 
 func TestPathKnown(t *testing.T) {
 	t.Parallel()
-	text := func(ss ...string) []*seenText {
-		s := &seenText{}
-		for _, x := range ss {
-			s.add(x)
-		}
-		return []*seenText{s}
-	}
 	assert.True(t, pathKnown(text(), "/", nil, 0))
 	assert.True(t, pathKnown(text("read /reports/q3.md"), "/reports/q3.md", nil, 0))
 	assert.True(t, pathKnown(text("read reports/q3.md"), "/reports/q3.md", nil, 0))
