@@ -15,6 +15,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/coworkenv/coworkenv/internal/shown"
 )
 
 // CapabilitiesFile is the taxonomy file at a corpus root.
@@ -324,7 +326,7 @@ func (c *Corpus) exec(ctx context.Context, rel string, st *fileState) *fileResul
 		f.Diags = []Diagnostic{NewDiag("load", esc.Error())}
 		f.Diags[0].File = f.Path
 	case sc.stage == stageRead:
-		f.Diags = []Diagnostic{NewDiag("load", fmt.Sprintf("cannot read %s: %v", f.Path, unwrapPathErr(sc.err)))}
+		f.Diags = []Diagnostic{NewDiag("load", fmt.Sprintf("cannot read %s: %v", f.Path, shown.Cause(sc.err)))}
 		f.Diags[0].File = f.Path
 	case errors.As(sc.err, &bad):
 		f.Diags = []Diagnostic{bad.diag(f.Path)}
@@ -401,14 +403,6 @@ func (c *Corpus) run(ctx context.Context, rel string, st *fileState, chain []str
 		sc.transient = guardOf(th).cancelled.Load() != nil || th.Local(transientKey) != nil || ctx.Err() != nil
 	}
 	return sc
-}
-
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // ResolveLoad maps a load() module string of the file from (root-relative) to a root-relative

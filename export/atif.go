@@ -417,6 +417,9 @@ func ATIF(e *Episode, system string) *jsonv.Object {
 		if len(start.Model.Headers) > 0 {
 			model.Set("headers", start.Model.Headers)
 		}
+		if start.Model.ToolChoice != "" {
+			model.Set("tool_choice", start.Model.ToolChoice)
+		}
 		agent.Set("extra", jsonv.NewObject("model", model))
 	}
 

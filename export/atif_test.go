@@ -324,7 +324,7 @@ func ixRecordModel(t *testing.T, task *dsl.Task, src []byte, agent episode.Agent
 }
 
 var ixTestModel = &trace.Model{Name: "m-1", BaseURL: "http://127.0.0.1:9/v1",
-	Request: jsonv.NewObject("temperature", 0.0, "max_tokens", int64(500)), ToolCallFormat: "native", ReasoningHistory: "drop"}
+	Request: jsonv.NewObject("temperature", 0.0, "max_tokens", int64(500)), ToolCallFormat: "native", ReasoningHistory: "drop", ToolChoice: "none"}
 
 // strs are the strings of a list, "" for others.
 func ixStrings(steps []any, key string) []string {
@@ -354,6 +354,7 @@ func TestATIFModelEpisode(t *testing.T) {
 	assert.Len(t, agent["tool_definitions"], len(e.Tools()))
 	model := agent["extra"].(map[string]any)["model"].(map[string]any)
 	assert.Equal(t, "http://127.0.0.1:9/v1", model["base_url"])
+	assert.Equal(t, "none", model["tool_choice"], "the rest of the start event's model")
 
 	steps := tr["steps"].([]any)
 	assert.Equal(t, []string{"system", "user", "agent", "agent", "agent", "user", "agent", "agent"}, ixStrings(steps, "source"))

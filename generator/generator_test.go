@@ -133,7 +133,7 @@ func TestCandidatesAreValid(t *testing.T) {
 
 // TestRepairLoop: a syntax error fixed in round 2, a trivial verifier fixed in round 3, a
 // task still broken after --max-rounds and rejected, an answer without code, a memory bomb and
-// a runaway builtin that end as diagnostics while the run goes on, and duplicates rejected.
+// a runaway operator that end as diagnostics while the run goes on, and duplicates rejected.
 func TestRepairLoop(t *testing.T) {
 	t.Parallel()
 	if raceBuild {

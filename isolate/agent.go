@@ -137,13 +137,14 @@ type ModelSettings struct {
 	HeaderNames      []string `json:"header_names,omitempty"`
 	ToolCallFormat   string   `json:"tool_call_format,omitempty"`
 	ReasoningHistory string   `json:"reasoning_history,omitempty"`
+	ToolChoice       string   `json:"tool_choice,omitempty"`
 }
 
 // SettingsOf are the settings of cfg that a worker may see.
 func SettingsOf(cfg modelagent.Config) *ModelSettings {
 	s := &ModelSettings{Model: cfg.Model, BaseURL: cfg.BaseURL, Temperature: cfg.Temperature, TopP: cfg.TopP, MaxTokens: cfg.MaxTokens,
 		Stop: cfg.Stop, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, Backoff: cfg.Backoff, MaxBackoff: cfg.MaxBackoff,
-		ToolCallFormat: cfg.ToolCallFormat, ReasoningHistory: cfg.ReasoningHistory}
+		ToolCallFormat: cfg.ToolCallFormat, ReasoningHistory: cfg.ReasoningHistory, ToolChoice: cfg.ToolChoice}
 	if cfg.ExtraBody != nil {
 		s.ExtraBody = jsonv.MustEncode(cfg.ExtraBody)
 	}
@@ -160,7 +161,7 @@ func SettingsOf(cfg modelagent.Config) *ModelSettings {
 func (s *ModelSettings) config() (modelagent.Config, error) {
 	cfg := modelagent.Config{Model: s.Model, BaseURL: s.BaseURL, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens,
 		Stop: s.Stop, MaxRetries: s.MaxRetries, Timeout: s.Timeout, Backoff: s.Backoff, MaxBackoff: s.MaxBackoff,
-		HostHeaders: s.HeaderNames, ToolCallFormat: s.ToolCallFormat, ReasoningHistory: s.ReasoningHistory}
+		HostHeaders: s.HeaderNames, ToolCallFormat: s.ToolCallFormat, ReasoningHistory: s.ReasoningHistory, ToolChoice: s.ToolChoice}
 	if s.ExtraBody != "" {
 		v, err := jsonv.DecodeString(s.ExtraBody)
 		o, ok := v.(*jsonv.Object)

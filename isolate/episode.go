@@ -110,7 +110,8 @@ func RunEpisode(ctx context.Context, r Run) (res *episode.Result, setup *dsl.Dia
 
 // modelOf is the trace's description of a model.
 func modelOf(d modelagent.Description) *trace.Model {
-	m := &trace.Model{Name: d.Name, BaseURL: d.BaseURL, Request: d.Request, ToolCallFormat: d.ToolCallFormat, ReasoningHistory: d.ReasoningHistory}
+	m := &trace.Model{Name: d.Name, BaseURL: d.BaseURL, Request: d.Request, ToolCallFormat: d.ToolCallFormat, ReasoningHistory: d.ReasoningHistory,
+		ToolChoice: d.ToolChoice}
 	for _, h := range d.Headers {
 		m.Headers = append(m.Headers, h)
 	}
@@ -145,6 +146,8 @@ type Episode struct {
 	Agent      Agent
 	// Split, when set, is recorded in the trace's start event.
 	Split *trace.Split
+	// Messages asks for a model agent's conversation as it sent it (EpisodeResult.Messages).
+	Messages bool
 }
 
 // Host is what this process does for an episode in a worker.
@@ -186,6 +189,10 @@ type EpisodeResult struct {
 	PromptTokens, CompletionTokens int64
 	// UserRounds is how many answers simulated users gave, over the turn_end events.
 	UserRounds int
+	// Messages is a model agent's conversation as it sent it to the model, its last answer
+	// included, each message as encoding/json writes an openai.ChatCompletionMessage (with
+	// Episode.Messages; nil when the worker stopped).
+	Messages []json.RawMessage
 }
 
 // StartError is an episode that cannot start: its file does not load or does not declare the
@@ -196,18 +203,20 @@ func (e *StartError) Error() string { return e.Msg }
 
 // episodeRequest and episodeAnswer are the protocol of an episode.
 type episodeRequest struct {
-	File  string       `json:"file"`
-	Task  string       `json:"task"`
-	Seed  int64        `json:"seed"`
-	Agent Agent        `json:"agent"`
-	Print bool         `json:"print"`
-	Split *trace.Split `json:"split,omitempty"`
+	File     string       `json:"file"`
+	Task     string       `json:"task"`
+	Seed     int64        `json:"seed"`
+	Agent    Agent        `json:"agent"`
+	Print    bool         `json:"print"`
+	Split    *trace.Split `json:"split,omitempty"`
+	Messages bool         `json:"messages,omitempty"`
 }
 
 type episodeAnswer struct {
-	Problem string          `json:"problem,omitempty"` // a StartError
-	Setup   *dsl.Diagnostic `json:"setup,omitempty"`
-	Err     *dsl.Diagnostic `json:"err,omitempty"`
+	Problem  string            `json:"problem,omitempty"` // a StartError
+	Setup    *dsl.Diagnostic   `json:"setup,omitempty"`
+	Err      *dsl.Diagnostic   `json:"err,omitempty"`
+	Messages []json.RawMessage `json:"messages,omitempty"`
 }
 
 // Episode runs an episode in a worker, within the pool's limits, and streams it to host. An
@@ -241,7 +250,7 @@ func (p *Pool) Episode(ctx context.Context, ep Episode, host Host) (*EpisodeResu
 		},
 	}
 	req := &request{Display: ep.Display, Files: ep.Files,
-		Episode: &episodeRequest{File: ep.File, Task: ep.Task, Seed: ep.Seed, Agent: ep.Agent, Print: host.Print != nil, Split: ep.Split}}
+		Episode: &episodeRequest{File: ep.File, Task: ep.Task, Seed: ep.Seed, Agent: ep.Agent, Print: host.Print != nil, Split: ep.Split, Messages: ep.Messages}}
 	resp, st, err := p.do(ctx, req, sess)
 	switch {
 	case err != nil:
@@ -257,7 +266,9 @@ func (p *Pool) Episode(ctx context.Context, ep Episode, host Host) (*EpisodeResu
 	case st == nil && tr.end == nil:
 		st = &stop{"crash", "the isolated worker ended the episode without its end event"}
 	case st == nil:
-		return tr.result(resp.Episode.Err, ""), nil
+		res := tr.result(resp.Episode.Err, "")
+		res.Messages = resp.Episode.Messages
+		return res, nil
 	}
 	d := dsl.NewDiag(st.code, st.msg)
 	d.File = displayPath(ep.Display, ep.File)
@@ -413,9 +424,25 @@ func serveEpisode(ctx context.Context, er *episodeRequest, corp *dsl.Corpus, lim
 		answer.Problem = err.Error()
 		return resp
 	}
-	res, setup, err := RunEpisode(ctx, Run{Task: t, Source: f.Source, Sources: sources, Seed: er.Seed, Agent: er.Agent,
+	run := Run{Task: t, Source: f.Source, Sources: sources, Seed: er.Seed, Agent: er.Agent,
 		Model: workerModel(er.Agent.Model, c), Models: models, Limits: lim, Print: print, Split: er.Split,
-		Trace: Lines(func(line []byte) { c.out.traceLine(c.id, line) })})
+		Trace: Lines(func(line []byte) { c.out.traceLine(c.id, line) })}
+	var agent *modelagent.Agent
+	if er.Messages {
+		run.NewAgent = func(p *episode.Prepared) (episode.Agent, string, error) {
+			a, system, err := NewAgent(run.Agent, run.Model, p)
+			agent, _ = a.(*modelagent.Agent)
+			return a, system, err
+		}
+	}
+	res, setup, err := RunEpisode(ctx, run)
+	if agent != nil {
+		for _, m := range agent.Messages() {
+			if b, err := json.Marshal(m); err == nil {
+				answer.Messages = append(answer.Messages, b)
+			}
+		}
+	}
 	switch {
 	case setup != nil:
 		answer.Setup = setup

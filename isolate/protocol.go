@@ -39,6 +39,8 @@ type request struct {
 	Runs []*recorded.Run `json:"runs,omitempty"`
 	// Episode runs one episode of a task of the files instead; Replay replays a trace.
 	Episode *episodeRequest `json:"episode,omitempty"`
+	// Session runs a served session of a task of the files (session.go).
+	Session *sessionRequest `json:"session,omitempty"`
 	Replay  *replayRequest  `json:"replay,omitempty"`
 	// Steps and CallTimeoutMS are the limits of each call into a script (dsl.Limits).
 	Steps         uint64 `json:"steps"`
@@ -77,6 +79,7 @@ type response struct {
 	// Diags are the diagnostics of the checked files that do not load (an InfoOnly job).
 	Diags   []dsl.Diagnostic `json:"diags,omitempty"`
 	Episode *episodeAnswer   `json:"episode,omitempty"`
+	Session *sessionAnswer   `json:"session,omitempty"`
 	Replay  *replayAnswer    `json:"replay,omitempty"`
 	Error   string           `json:"error,omitempty"`
 	Msg     *message         `json:"msg,omitempty"`

@@ -247,6 +247,8 @@ func handle(ctx context.Context, req *request, c *conn) *response {
 	switch {
 	case req.Episode != nil:
 		return serveEpisode(ctx, req.Episode, corp, lim, c)
+	case req.Session != nil:
+		return serveSession(ctx, req.Session, corp, lim, c)
 	case req.Replay != nil:
 		return serveReplay(ctx, req.Replay, corp)
 	}

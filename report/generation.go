@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/generator"
+	"github.com/coworkenv/coworkenv/internal/shown"
 )
 
 // WriteGeneration writes the report of a generation run: path is its output folder or its
@@ -33,7 +34,7 @@ func WriteGeneration(out, path string) error {
 func readManifest(path string) ([]generator.Record, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: unwrapPath(err)}
+		return nil, &InputError{Path: path, Err: shown.Cause(err)}
 	}
 	recs, err := generator.ParseManifest(data)
 	switch {

@@ -37,6 +37,7 @@ import (
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/generator"
 	"github.com/coworkenv/coworkenv/internal/atomicfile"
+	"github.com/coworkenv/coworkenv/internal/shown"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/trace"
 )
@@ -118,7 +119,7 @@ func inputErr(path string, format string, args ...any) error {
 func Detect(path string) (Kind, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return "", &InputError{Path: path, Err: unwrapPath(err)}
+		return "", &InputError{Path: path, Err: shown.Cause(err)}
 	}
 	if info.IsDir() {
 		switch {
@@ -212,7 +213,7 @@ func Write(ctx context.Context, out string, paths []string, opts Options) (Kind,
 // writeFile writes a page whole or not at all.
 func writeFile(path string, data []byte) error {
 	if err := atomicfile.WriteFile(path, data); err != nil {
-		return fmt.Errorf("%s: %v", path, unwrapPath(err))
+		return fmt.Errorf("%s: %v", path, shown.Cause(err))
 	}
 	return nil
 }
@@ -231,7 +232,7 @@ func isDir(p string) bool {
 func hasTraces(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return false, unwrapPath(err)
+		return false, shown.Cause(err)
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -253,22 +254,12 @@ func hasTraces(dir string) (bool, error) {
 func readHead(path string, n int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, shown.Cause(err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(f), int64(n)))
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, shown.Cause(err)
 	}
 	return b, nil
-}
-
-// unwrapPath drops the operation and path of an *os.PathError: messages name the file
-// themselves.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

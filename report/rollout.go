@@ -17,6 +17,7 @@ import (
 
 	"github.com/coworkenv/coworkenv/dsl"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/internal/shown"
 	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/trace"
@@ -70,7 +71,7 @@ func runnable(t *dsl.Task) bool {
 func ReadRollout(ctx context.Context, dir string, opts Options) (*rollout.Result, []*dsl.Task, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, &InputError{Path: dir, Err: unwrapPath(err)}
+		return nil, nil, &InputError{Path: dir, Err: shown.Cause(err)}
 	}
 	res := &rollout.Result{}
 	manifest := filepath.Join(dir, rollout.ManifestFile)
@@ -143,7 +144,7 @@ func readTask(ctx context.Context, dir, name string, opts Options) (*rollout.Tas
 	folder := filepath.Join(dir, name)
 	entries, err := os.ReadDir(folder)
 	if err != nil {
-		return nil, nil, &InputError{Path: folder, Err: unwrapPath(err)}
+		return nil, nil, &InputError{Path: folder, Err: shown.Cause(err)}
 	}
 	byIndex := map[int]*rollout.Sample{}
 	info := isolate.TaskInfo{Name: name}
@@ -442,7 +443,7 @@ func writeSampleView(ctx context.Context, out, tracePath string, loaded *dsl.Tas
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return fmt.Errorf("%s: %v", filepath.Dir(out), unwrapPath(err))
+		return fmt.Errorf("%s: %v", filepath.Dir(out), shown.Cause(err))
 	}
 	return writeFile(out, data)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/shown"
 	"github.com/coworkenv/coworkenv/validate"
 )
 
@@ -39,7 +40,7 @@ func readValidation(paths []string) (*validate.Report, error) {
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, &InputError{Path: p, Err: unwrapPath(err)}
+			return nil, &InputError{Path: p, Err: shown.Cause(err)}
 		}
 		rep, err := validate.ParseReport(data, func(file string) []byte { return readSource(root, file) })
 		if err != nil {

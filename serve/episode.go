@@ -72,6 +72,8 @@ type episodeRequest struct {
 	Headers          map[string]string `json:"headers"`
 	ToolCallFormat   string            `json:"tool_call_format"`
 	ReasoningHistory string            `json:"reasoning_history"`
+	// ToolChoice is sent as tool_choice with the tools ("": none sent), as --tool-choice.
+	ToolChoice string `json:"tool_choice"`
 	// System replaces the default system prompt; {address}, {now}, {timezone} and {local_now} are
 	// filled in.
 	System string `json:"system"`
@@ -156,47 +158,36 @@ func (a *episodes) runEpisode(w http.ResponseWriter, r *http.Request) {
 		tf = &rollout.TraceFile{Path: a.reg.tracePath(id)}
 		rec.file = tf
 	}
-	var agent *modelagent.Agent
-	run := isolate.Run{Task: t.task, Source: t.source, Sources: t.sources, Seed: req.Seed, Trace: isolate.Lines(rec.line),
-		NewAgent: func(p *episode.Prepared) (episode.Agent, string, error) {
-			ag, system, err := isolate.NewAgent(isolate.Agent{Name: "openai", System: req.System}, cfg, p)
-			if err == nil {
-				agent, _ = ag.(*modelagent.Agent)
-			}
-			return ag, system, err
-		},
-		Print: a.reg.printer(id)}
-	res, setup, err := isolate.RunEpisode(ctx, run)
-	switch {
-	case setup != nil:
-		writeError(w, &apiError{http.StatusUnprocessableEntity, CodeSetupFailed, setup.String()})
-		return
-	case res == nil:
-		writeError(w, badRequest(strings.TrimPrefix(err.Error(), "modelagent: ")))
+	run := a.runHere
+	if t.pool != nil {
+		run = a.runInWorker
+	}
+	res, refused, err := run(ctx, id, t, &req, cfg, rec)
+	if refused != nil {
+		writeError(w, refused)
 		return
 	}
-	out := episodeResult{ID: id, Task: t.task.Name, Seed: req.Seed, Reward: res.Score, Passed: res.Passed,
-		Components: episodeParts{res.Completion, res.Safety, res.Robustness}, TurnRewards: []*float64{},
-		Checks: trace.Checks(res.Items), State: res.FinalState, Messages: []json.RawMessage{}, Tools: []json.RawMessage{}, Trace: rec.events}
-	for _, turn := range res.Turns {
-		out.TurnRewards = append(out.TurnRewards, turn.Score)
+	end := res.end
+	out := episodeResult{ID: id, Task: t.task.Name, Seed: req.Seed, Reward: end.Score, Passed: end.Passed,
+		Components: episodeParts{end.Completion, end.Safety, end.Robustness}, TurnRewards: res.turnRewards,
+		Checks: end.Checks, State: end.State, Messages: sentMessages(res.messages), Tools: []json.RawMessage{}, Trace: rec.events}
+	if out.TurnRewards == nil {
+		out.TurnRewards = []*float64{}
 	}
-	if res.Err != nil {
-		out.Error = &episodeFailure{Code: res.Err.Code, Message: res.Err.Message}
+	if out.Checks == nil {
+		out.Checks = []trace.Check{}
 	}
-	if agent != nil {
-		out.Messages = sentMessages(agent)
+	if end.Error != nil {
+		out.Error = &episodeFailure{Code: end.Error.Code, Message: end.Error.Message}
 	}
-	for _, tool := range t.task.Tools {
-		out.Tools = append(out.Tools, json.RawMessage(jsonv.MustEncode(tool.Schema())))
-	}
+	out.Tools = append(out.Tools, t.tools...)
 	traceErr := err
 	if traceErr == nil {
 		traceErr = rec.err
 	}
 	if tf != nil {
 		// the trace of an episode that was stopped before it finished keeps its .partial name
-		interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
+		interrupted := end.Error != nil && end.Error.Code == episode.Interrupted
 		out.TraceFile = tf.Path
 		if interrupted {
 			out.TraceFile += ".partial"
@@ -219,12 +210,75 @@ func (a *episodes) runEpisode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, json.RawMessage(redact(bytes.TrimSpace(body.Bytes()), secrets)))
 }
 
+// episodeOutcome is how an episode of POST /episodes ended: its end event, each turn's reward
+// (by turn, nil for a turn without one), and the model agent's messages as it sent them.
+type episodeOutcome struct {
+	end         *trace.End
+	turnRewards []*float64
+	messages    []json.RawMessage
+}
+
+// runHere runs an episode of POST /episodes in this process: its outcome and the trace's error,
+// if any, or the refusal to answer.
+func (a *episodes) runHere(ctx context.Context, id string, t *task, req *episodeRequest, cfg modelagent.Config, rec *episodeTrace) (*episodeOutcome, *apiError, error) {
+	var agent *modelagent.Agent
+	run := isolate.Run{Task: t.task, Source: t.source, Sources: t.sources, Seed: req.Seed, Trace: isolate.Lines(rec.line),
+		NewAgent: func(p *episode.Prepared) (episode.Agent, string, error) {
+			ag, system, err := isolate.NewAgent(isolate.Agent{Name: "openai", System: req.System}, cfg, p)
+			if err == nil {
+				agent, _ = ag.(*modelagent.Agent)
+			}
+			return ag, system, err
+		},
+		Print: a.reg.printer(id)}
+	res, setup, err := isolate.RunEpisode(ctx, run)
+	switch {
+	case setup != nil:
+		return nil, &apiError{http.StatusUnprocessableEntity, CodeSetupFailed, setup.String()}, nil
+	case res == nil:
+		return nil, badRequest(strings.TrimPrefix(err.Error(), "modelagent: ")), nil
+	}
+	out := &episodeOutcome{end: trace.EndOf(res)}
+	for _, turn := range res.Turns {
+		out.turnRewards = append(out.turnRewards, turn.Score)
+	}
+	if agent != nil {
+		for _, m := range agent.Messages() {
+			if b, err := json.Marshal(m); err == nil {
+				out.messages = append(out.messages, b)
+			}
+		}
+	}
+	return out, nil, err
+}
+
+// runInWorker runs an episode of POST /episodes in a worker of the task's pool, the model's
+// requests sent from this process (isolate.Host.Model). A worker that stops ends the episode
+// with its error (memory-limit, timeout, crash), as a run in a worker does.
+func (a *episodes) runInWorker(ctx context.Context, id string, t *task, req *episodeRequest, cfg modelagent.Config, rec *episodeTrace) (*episodeOutcome, *apiError, error) {
+	ep := isolate.Episode{Display: t.spec.Display, Files: t.spec.Files, File: t.spec.File, Task: t.spec.Task, Seed: req.Seed,
+		Agent: isolate.Agent{Name: "openai", Model: isolate.SettingsOf(cfg), System: req.System}, Messages: true}
+	res, err := t.pool.Episode(ctx, ep, isolate.Host{Trace: isolate.Lines(rec.line), Print: a.reg.printer(id), Model: cfg})
+	switch {
+	case err != nil:
+		var se *isolate.StartError
+		if errors.As(err, &se) {
+			return nil, badRequest(strings.TrimPrefix(se.Msg, "modelagent: ")), nil
+		}
+		return nil, &apiError{http.StatusInternalServerError, "internal", err.Error()}, nil
+	case res.Setup != nil:
+		return nil, &apiError{http.StatusUnprocessableEntity, CodeSetupFailed, res.Setup.String()}, nil
+	}
+	return &episodeOutcome{end: res.End, turnRewards: res.TurnScores, messages: res.Messages}, nil, nil
+}
+
 // modelConfig checks the model settings of a request and makes the model agent's configuration
 // of them; secrets are the values the trace and the answer must not hold (the key, and the
 // headers' values).
 func modelConfig(req *episodeRequest) (modelagent.Config, []string, *apiError) {
 	cfg := modelagent.Config{Model: strings.TrimSpace(req.Model), APIKey: req.APIKey, Temperature: req.Temperature, TopP: req.TopP,
-		MaxTokens: req.MaxTokens, Stop: req.Stop, ToolCallFormat: req.ToolCallFormat, ReasoningHistory: req.ReasoningHistory}
+		MaxTokens: req.MaxTokens, Stop: req.Stop, ToolCallFormat: req.ToolCallFormat, ReasoningHistory: req.ReasoningHistory,
+		ToolChoice: req.ToolChoice}
 	if cfg.Model == "" {
 		return cfg, nil, badRequest("model is required: the model name sent with every request")
 	}
@@ -299,16 +353,12 @@ func checkBaseURL(s string) error {
 	return nil
 }
 
-// sentMessages is the agent's conversation as it sends it: every message has "content" (the
-// agent adds "content": "" where go-openai leaves it out).
-func sentMessages(a *modelagent.Agent) []json.RawMessage {
-	msgs := a.Messages()
+// sentMessages is the agent's conversation as it sends it (its messages as encoding/json writes
+// them): every message has "content" (the agent adds "content": "" where go-openai leaves it
+// out).
+func sentMessages(msgs []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(msgs))
-	for _, m := range msgs {
-		b, err := json.Marshal(m)
-		if err != nil {
-			continue
-		}
+	for _, b := range msgs {
 		// through jsonv, which keeps the key order and writes the text without HTML escapes
 		v, err := jsonv.Decode(b)
 		if o, ok := v.(*jsonv.Object); err == nil && ok {

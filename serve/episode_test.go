@@ -164,7 +164,7 @@ func TestEpisodePassesSettings(t *testing.T) {
 	const key = "sk-test-0123456789abcdef"
 	status, ea, data := c.runEpisode(map[string]any{
 		"task": "fuel-surcharge-answer", "seed": 3, "model": "policy", "base_url": model.BaseURL() + "/", "api_key": key,
-		"temperature": 0.7, "top_p": 0.95, "max_tokens": 512, "stop": []string{"</answer>"},
+		"temperature": 0.7, "top_p": 0.95, "max_tokens": 512, "stop": []string{"</answer>"}, "tool_choice": "auto",
 		"extra_body": json.RawMessage(`{"top_k": 20, "chat_template_kwargs": {"enable_thinking": false}, "session_id": "rollout-42"}`),
 		"headers":    map[string]string{"X-Session-Id": "route-to-worker-7", "x-trainer-step": "step-000123"},
 	})
@@ -185,6 +185,7 @@ func TestEpisodePassesSettings(t *testing.T) {
 		assert.Equal(t, map[string]any{"enable_thinking": false}, r.JSON["chat_template_kwargs"])
 		assert.Equal(t, "rollout-42", r.JSON["session_id"])
 		assert.NotEmpty(t, r.Tools)
+		assert.Equal(t, "auto", r.JSON["tool_choice"])
 	}
 
 	events, err := trace.Read(bytes.NewReader(traceText(ea.Trace)))
@@ -193,6 +194,7 @@ func TestEpisodePassesSettings(t *testing.T) {
 	require.NotNil(t, m)
 	assert.Equal(t, []any{"X-Session-Id", "X-Trainer-Step"}, m.Headers)
 	assert.Equal(t, model.BaseURL(), m.BaseURL)
+	assert.Equal(t, "auto", m.ToolChoice)
 	file, err := os.ReadFile(ea.TraceFile)
 	require.NoError(t, err)
 	for _, secret := range []string{key, "route-to-worker-7", "step-000123"} {
@@ -286,6 +288,7 @@ func TestEpisodeRefusals(t *testing.T) {
 		{ok(map[string]any{"stop": []string{""}}), 400, serve.CodeBadRequest},
 		{ok(map[string]any{"tool_call_format": "xml"}), 400, serve.CodeBadRequest},
 		{ok(map[string]any{"reasoning_history": "sometimes"}), 400, serve.CodeBadRequest},
+		{ok(map[string]any{"tool_choice": "always"}), 400, serve.CodeBadRequest},
 		{ok(map[string]any{"max_retries": -1}), 400, serve.CodeBadRequest},
 		{ok(map[string]any{"max_retries": 1000}), 400, serve.CodeBadRequest},
 		{ok(map[string]any{"timeout": 0}), 400, serve.CodeBadRequest},

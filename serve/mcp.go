@@ -53,9 +53,9 @@ var replySpec = &tools.Tool{
 // mcpSession is what an MCP server of a session serves.
 type mcpSession struct {
 	id string
-	s  *session.Session
+	s  Live
 	// act runs one action of the session (the HTTP API marks the session busy meanwhile).
-	act func(do func(*session.Session) (session.Step, error)) (session.Step, error)
+	act func(do func(Live) (session.Step, error)) (session.Step, error)
 	// state is the session's state resource.
 	state func() (any, error)
 }
@@ -63,9 +63,9 @@ type mcpSession struct {
 // MCPServer returns an MCP server of one session: its tools, the reply tool and its resources
 // (docs/serve.md, "MCP"); id names the session in the resources' URIs. The caller runs the server
 // on a transport (Server.Run) and closes the session when done.
-func MCPServer(id string, s *session.Session) *mcp.Server {
+func MCPServer(id string, s Live) *mcp.Server {
 	return newMCPServer(&mcpSession{id: id, s: s,
-		act: func(do func(*session.Session) (session.Step, error)) (session.Step, error) { return do(s) },
+		act: func(do func(Live) (session.Step, error)) (session.Step, error) { return do(s) },
 		state: func() (any, error) {
 			return struct {
 				ID string `json:"id"`
@@ -82,7 +82,7 @@ type mcpFront struct {
 	// session's MCP server again: adding a tool costs the SDK a pass over its schema. A handler
 	// is forgotten when its session's episode ends; a request to a finished session has one made
 	// for it.
-	handlers sync.Map // *session.Session → http.Handler
+	handlers sync.Map // Live → http.Handler
 }
 
 func (a *mcpFront) routes(m *http.ServeMux) {
@@ -117,9 +117,9 @@ func (a *mcpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 
 // handler makes the streamable HTTP handler of a session, stateless: the session holds the
 // episode, and any request of any client may come next.
-func (a *mcpFront) handler(id string, sess *session.Session) http.Handler {
+func (a *mcpFront) handler(id string, sess Live) http.Handler {
 	srv := newMCPServer(&mcpSession{id: id, s: sess,
-		act: func(do func(*session.Session) (session.Step, error)) (session.Step, error) { return a.reg.act(id, do) },
+		act: func(do func(Live) (session.Step, error)) (session.Step, error) { return a.reg.act(id, do) },
 		state: func() (any, error) {
 			e, err := a.reg.lookup(id)
 			if err != nil {
@@ -178,7 +178,7 @@ func (ms *mcpSession) call(name string) mcp.ToolHandler {
 			// the SDK hands over only arguments that are JSON; this is a safeguard
 			args = string(req.Params.Arguments)
 		}
-		st, err := ms.act(func(s *session.Session) (session.Step, error) { return s.Call("", name, args) })
+		st, err := ms.act(func(s Live) (session.Step, error) { return s.Call("", name, args) })
 		if err != nil {
 			return nil, ms.error(err)
 		}
@@ -209,7 +209,7 @@ func (ms *mcpSession) reply(name string) mcp.ToolHandler {
 		}
 		content, _ := checked.Get("content")
 		msg, _ := content.(string)
-		st, err := ms.act(func(s *session.Session) (session.Step, error) { return s.Reply(msg) })
+		st, err := ms.act(func(s Live) (session.Step, error) { return s.Reply(msg) })
 		if err != nil {
 			return nil, ms.error(err)
 		}

@@ -465,7 +465,7 @@ func (c *wsConn) reset(data json.RawMessage) wsAnswer {
 }
 
 // openEnvTools are the session's tools in OpenEnv's shape.
-func openEnvTools(sess *session.Session) []openEnvTool {
+func openEnvTools(sess Live) []openEnvTool {
 	out := make([]openEnvTool, 0, len(sess.Tools()))
 	for _, schema := range sess.Tools() {
 		var t openEnvTool
@@ -537,7 +537,7 @@ func (c *wsConn) step(data json.RawMessage) wsAnswer {
 			return wsFail(openEnvValidation, CodeBadRequest, "the action's arguments: "+err.Error())
 		}
 	}
-	st, err := c.s.reg.act(c.e.id, func(s *session.Session) (session.Step, error) {
+	st, err := c.s.reg.act(c.e.id, func(s Live) (session.Step, error) {
 		if a.Type == wsCallTool {
 			return s.Call(a.CallID, a.tool(), args)
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coworkenv/coworkenv/isolate"
 	"github.com/coworkenv/coworkenv/rollout"
 	"github.com/coworkenv/coworkenv/runtime/episode"
 	"github.com/coworkenv/coworkenv/runtime/session"
@@ -42,7 +43,7 @@ type registry struct {
 // entry is one session of the server.
 type entry struct {
 	id   string
-	s    *session.Session
+	s    Live
 	last time.Time // the last action's end (guarded by registry.mu)
 	busy int       // actions under way (guarded by registry.mu)
 	tr   *traceState
@@ -236,7 +237,7 @@ func (r *registry) end(e *entry) {
 }
 
 // act runs one action of the session id, marked busy meanwhile.
-func (r *registry) act(id string, do func(*session.Session) (session.Step, error)) (session.Step, error) {
+func (r *registry) act(id string, do func(Live) (session.Step, error)) (session.Step, error) {
 	e, err := r.begin(id)
 	if err != nil {
 		return session.Step{}, err
@@ -288,6 +289,33 @@ func (r *registry) printer(id string) func(pos syntax.Position, msg string) {
 	return func(pos syntax.Position, msg string) { r.print(id, pos, msg) }
 }
 
+// TraceEnd puts the trace file tf of a session in place once its episode ended (one that was
+// closed before it finished keeps its .partial name) and tells done the trace's first error: the
+// OnEnd of a session here (session.Options) and of one in a worker (isolate.SessionHost).
+func TraceEnd(tf *rollout.TraceFile, done func(traceErr error)) (here func(*episode.Result, error), there func(*session.Result, error)) {
+	ended := func(code string, traceErr error) {
+		if err := tf.Finish(code == episode.Interrupted); err != nil && traceErr == nil {
+			traceErr = err
+		}
+		done(traceErr)
+	}
+	here = func(res *episode.Result, traceErr error) {
+		code := ""
+		if res.Err != nil {
+			code = res.Err.Code
+		}
+		ended(code, traceErr)
+	}
+	there = func(res *session.Result, traceErr error) {
+		code := ""
+		if res.Error != nil {
+			code = res.Error.Code
+		}
+		ended(code, traceErr)
+	}
+	return here, there
+}
+
 // create makes a session of t (its setup runs under ctx), tracing it to its file when the server
 // keeps traces.
 func (r *registry) create(ctx context.Context, t *task, seed int64) (*entry, error) {
@@ -296,21 +324,28 @@ func (r *registry) create(ctx context.Context, t *task, seed int64) (*entry, err
 		return nil, err
 	}
 	e := &entry{id: id, tr: &traceState{}}
-	opts := session.Options{Source: t.source, Sources: t.sources, Print: r.printer(id)}
+	var tf *rollout.TraceFile
 	if r.traceDir != "" {
 		e.tr.path = r.tracePath(id)
-		tf := &rollout.TraceFile{Path: e.tr.path}
-		opts.Trace = tf
-		opts.OnEnd = func(res *episode.Result, traceErr error) {
-			// the trace of an episode that was closed before it finished keeps its .partial name
-			interrupted := res.Err != nil && res.Err.Code == episode.Interrupted
-			if err := tf.Finish(interrupted); err != nil && traceErr == nil {
-				traceErr = err
-			}
-			e.tr.setErr(traceErr)
-		}
+		tf = &rollout.TraceFile{Path: e.tr.path}
 	}
-	sess, err := session.Create(ctx, t.task, seed, opts)
+	here, there := TraceEnd(tf, e.tr.setErr)
+	var sess Live
+	if t.pool != nil {
+		spec := t.spec
+		spec.Seed = seed
+		host := isolate.SessionHost{Print: r.printer(id)}
+		if tf != nil {
+			host.Trace, host.OnEnd = tf, there
+		}
+		sess, err = t.pool.Session(ctx, spec, host)
+	} else {
+		opts := session.Options{Source: t.source, Sources: t.sources, Print: r.printer(id)}
+		if tf != nil {
+			opts.Trace, opts.OnEnd = tf, here
+		}
+		sess, err = session.Create(ctx, t.task, seed, opts)
+	}
 	if err != nil {
 		r.release()
 		return nil, err

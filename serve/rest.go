@@ -103,7 +103,7 @@ func (a *rest) call(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("arguments: "+err.Error()))
 		return
 	}
-	st, err := a.reg.act(r.PathValue("id"), func(s *session.Session) (session.Step, error) { return s.Call(req.ID, req.Name, args) })
+	st, err := a.reg.act(r.PathValue("id"), func(s Live) (session.Step, error) { return s.Call(req.ID, req.Name, args) })
 	if err != nil {
 		writeError(w, sessionError(err))
 		return
@@ -119,7 +119,7 @@ func (a *rest) reply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	st, err := a.reg.act(r.PathValue("id"), func(s *session.Session) (session.Step, error) { return s.Reply(req.Content) })
+	st, err := a.reg.act(r.PathValue("id"), func(s Live) (session.Step, error) { return s.Reply(req.Content) })
 	if err != nil {
 		writeError(w, sessionError(err))
 		return

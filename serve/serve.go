@@ -9,8 +9,9 @@
 // bodies (MaxBody), and may require a bearer token. Every error is a JSON object with a stable
 // code, and none ends a session. Close ends every session, their traces with them.
 //
-// The tasks run in this process: the built-in corpus is trusted; a corpus from disk runs with
-// the server's rights (running sessions in isolated workers is later work).
+// The tasks of a Source without a pool run in this process; those of a Source with one run in
+// its worker processes (package isolate), each session in its own worker from the loading of its
+// file to its verdict, so that a runaway task file ends its own session and nothing else.
 package serve
 
 import (
@@ -20,6 +21,9 @@ import (
 	"time"
 
 	"github.com/coworkenv/coworkenv/dsl"
+	"github.com/coworkenv/coworkenv/internal/jsonv"
+	"github.com/coworkenv/coworkenv/isolate"
+	"github.com/coworkenv/coworkenv/runtime/session"
 	"go.starlark.net/syntax"
 )
 
@@ -35,7 +39,31 @@ type Source struct {
 	Corpus *dsl.Corpus
 	// Files are root-relative task files; nil serves every task file of the corpus.
 	Files []string
+	// Pool, when set, runs the files in its worker processes: New loads them there, and each
+	// session (and each episode of POST /episodes) holds a worker while it lives, so the pool
+	// needs as many workers as the server keeps sessions (MaxSessions). Without one, the files
+	// run in this process.
+	Pool *isolate.Pool
 }
+
+// Live is a live episode the server keeps: a session.Session in this process, or an
+// isolate.Session in a worker process.
+type Live interface {
+	Task() *dsl.Task
+	System() string
+	Tools() []*jsonv.Object
+	First() session.Step
+	Done() <-chan struct{}
+	Call(id, name, arguments string) (session.Step, error)
+	Reply(text string) (session.Step, error)
+	State() session.Status
+	Close() session.Status
+}
+
+var (
+	_ Live = (*session.Session)(nil)
+	_ Live = (*isolate.Session)(nil)
+)
 
 // Options configure a server.
 type Options struct {

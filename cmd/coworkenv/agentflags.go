@@ -32,9 +32,11 @@ several), --extra-body with a JSON object whose fields are merged into the reque
 tools and stream are refused), and --header 'Name: value' (repeatable; traces record the names
 only, and in isolated runs only this process sees the values). --tool-call-format says how tool
 calls a model writes as text are read when its answer has none of its own: auto (every format),
-native (none), hermes, qwen-xml, llama or mistral. --reasoning-history keep|drop says whether the
-reasoning of past answers goes back to the model (auto: keep for DeepSeek and Kimi thinking
-models, drop otherwise). docs/models.md has the details.
+native (none), hermes, qwen-xml, llama or mistral. --tool-choice auto|none|required is sent as
+tool_choice with the tools (default: not sent; vLLM refuses tools without it unless started with
+--enable-auto-tool-choice). --reasoning-history keep|drop says whether the reasoning of past
+answers goes back to the model (auto: keep for DeepSeek and Kimi thinking models, drop
+otherwise). docs/models.md has the details.
 
 The models inside a task, with any agent (the oracle too: a reference run against a real user):
 --user-model NAME answers for the task's simulated users and --judge-model NAME for the judges of
@@ -59,6 +61,7 @@ type agentFlags struct {
 	extraBody   *string
 	headers     stringList
 	callFormat  *string
+	toolChoice  *string
 	reasoning   *string
 	// the models inside the task
 	taskModels *taskModelFlags
@@ -68,7 +71,7 @@ type agentFlags struct {
 
 // modelFlagNames are the flags that only mean something for --agent openai.
 var modelFlagNames = []string{"model", "base-url", "temperature", "max-tokens", "system", "retries", "timeout",
-	"top-p", "stop", "extra-body", "header", "tool-call-format", "reasoning-history"}
+	"top-p", "stop", "extra-body", "header", "tool-call-format", "tool-choice", "reasoning-history"}
 
 // addAgentFlags adds the flags of the agent; script, when set (for run), is where --script FILE
 // goes, which makes the agent script a choice.
@@ -91,6 +94,7 @@ func addAgentFlags(fs *flag.FlagSet, script *string) *agentFlags {
 	af.extraBody = fs.String("extra-body", "", "openai: a JSON object whose fields are merged into every request, and win")
 	fs.Var(&af.headers, "header", "openai: a header 'Name: value' sent with every request; repeat for several (traces record the name only)")
 	af.callFormat = fs.String("tool-call-format", modelagent.FormatAuto, "openai: how tool calls written as text are read: "+strings.Join(modelagent.ToolCallFormats, ", "))
+	af.toolChoice = fs.String("tool-choice", "", "openai: the tool_choice sent with the tools: "+strings.Join(modelagent.ToolChoices, ", ")+" (default: none sent)")
 	af.reasoning = fs.String("reasoning-history", modelagent.ReasoningAuto, "openai: whether past reasoning goes back to the model: keep, drop or auto (keep for DeepSeek and Kimi thinking models)")
 	af.taskModels = addTaskModelFlags(fs, true)
 	return af
@@ -258,7 +262,8 @@ func (af *agentFlags) chooseAgent() (*agentChoice, error) {
 		return nil, err
 	}
 	cfg := modelagent.Config{Model: *af.model, BaseURL: *af.baseURL, MaxTokens: *af.maxTokens, MaxRetries: *af.retries, Timeout: *af.timeout,
-		Stop: af.stop, ExtraBody: extra, Headers: headers, ToolCallFormat: *af.callFormat, ReasoningHistory: *af.reasoning}
+		Stop: af.stop, ExtraBody: extra, Headers: headers, ToolCallFormat: *af.callFormat, ReasoningHistory: *af.reasoning,
+		ToolChoice: strings.TrimSpace(*af.toolChoice)}
 	if af.temperature.set {
 		t := af.temperature.v
 		cfg.Temperature = &t
@@ -283,6 +288,8 @@ func (af *agentFlags) chooseAgent() (*agentChoice, error) {
 			msg = "--header: " + msg
 		case strings.HasPrefix(msg, "tool call format"):
 			msg = "--tool-call-format: " + msg
+		case strings.HasPrefix(msg, "tool choice"):
+			msg = "--tool-choice: " + msg
 		case strings.HasPrefix(msg, "reasoning history"):
 			msg = "--reasoning-history: " + msg
 		case strings.HasPrefix(msg, "top_p"):
@@ -316,8 +323,8 @@ func (c *agentChoice) newAgent(p *episode.Prepared) (episode.Agent, string, erro
 // manifest describes the agent for a rollout's manifest: what must not change when a rollout
 // is resumed (the base URLs, the retry settings and the header values may). The settings added
 // after the first manifests (top_p, stop, the extra body, the header names, the tool-call
-// format, the reasoning history, the user and judge models) are written only when given, so
-// that older rollouts resume.
+// format, the tool choice, the reasoning history, the user and judge models) are written only
+// when given, so that older rollouts resume.
 func (c *agentChoice) manifest() *jsonv.Object {
 	o := jsonv.NewObject("agent", c.name)
 	if c.name == "openai" {
@@ -360,6 +367,9 @@ func (c *agentChoice) modelManifest(o *jsonv.Object) {
 	}
 	if f := cfg.ToolCallFormat; f != "" && f != modelagent.FormatAuto {
 		o.Set("tool_call_format", f)
+	}
+	if cfg.ToolChoice != "" {
+		o.Set("tool_choice", cfg.ToolChoice)
 	}
 	if r := cfg.ReasoningHistory; r != "" && r != modelagent.ReasoningAuto {
 		o.Set("reasoning_history", r)

@@ -238,6 +238,48 @@ func TestRunOpenAIRequestOptions(t *testing.T) {
 	}
 }
 
+// --tool-choice is sent as tool_choice with the tools, in this process and through an isolated
+// worker, and the trace records it; without the flag no request carries tool_choice (vLLM
+// then needs --enable-auto-tool-choice) and the trace has none.
+func TestRunToolChoice(t *testing.T) {
+	for _, mode := range []string{"--in-process", "--isolated"} {
+		for _, choice := range []string{"", "none"} {
+			t.Run(mode+"/"+choice, func(t *testing.T) {
+				modelEnv(t)
+				f := newChatFake(t, copyNotePolicy)
+				dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
+				tr := filepath.Join(dir, "copy.jsonl")
+				args := []string{"run", filepath.Join(dir, "copy.star"), "--model", "fake-model", "--base-url", f.url(), "--trace", tr}
+				if choice != "" {
+					args = append(args, "--tool-choice", choice)
+				}
+				if mode == "--in-process" {
+					args = append(args, mode)
+				}
+				code, out, errs := cli(t, args...)
+				require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+				reqs := f.srv.Requests()
+				require.NotEmpty(t, reqs)
+				for _, r := range reqs {
+					require.NotEmpty(t, r.JSON["tools"])
+					got, sent := r.JSON["tool_choice"]
+					if choice == "" {
+						assert.False(t, sent, "not sent unless given: %v", got)
+					} else {
+						assert.Equal(t, choice, got)
+					}
+				}
+				model := readLines(t, tr)[0]["model"].(map[string]any)
+				if choice == "" {
+					assert.NotContains(t, model, "tool_choice")
+				} else {
+					assert.Equal(t, choice, model["tool_choice"])
+				}
+			})
+		}
+	}
+}
+
 func TestRequestOptionFlagErrors(t *testing.T) {
 	modelEnv(t)
 	dir := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
@@ -258,6 +300,8 @@ func TestRequestOptionFlagErrors(t *testing.T) {
 		{[]string{"--model", "m", "--header", "Content-Length: 3"}, "--header: "},
 		{[]string{"--model", "m", "--tool-call-format", "json"}, "--tool-call-format: tool call format \"json\" is not one of"},
 		{[]string{"--model", "m", "--reasoning-history", "sometimes"}, "--reasoning-history: "},
+		{[]string{"--model", "m", "--tool-choice", "always"}, `--tool-choice: tool choice "always" is not one of auto, none, required`},
+		{[]string{"--agent", "oracle", "--tool-choice", "auto"}, "--tool-choice: only for --agent openai"},
 	} {
 		for _, cmd := range []string{"run", "rollout"} {
 			args := append([]string{cmd, file}, tc.args...)
@@ -281,7 +325,7 @@ func TestRolloutManifestRequestOptions(t *testing.T) {
 	corpus := writeFiles(t, map[string]string{"copy.star": copyNoteTask})
 	out := filepath.Join(t.TempDir(), "o")
 	args := []string{"rollout", corpus, "--model", "fake-model", "--base-url", f.url(), "--samples", "1", "--out", out,
-		"--top-p", "0.5", "--extra-body", `{"top_k": 5}`, "--header", "X-Token: one", "--tool-call-format", "native", "--reasoning-history", "drop"}
+		"--tool-choice", "required", "--top-p", "0.5", "--extra-body", `{"top_k": 5}`, "--header", "X-Token: one", "--tool-call-format", "native", "--reasoning-history", "drop"}
 	code, stdout, errs := cli(t, args...)
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	var manifest map[string]any
@@ -291,6 +335,10 @@ func TestRolloutManifestRequestOptions(t *testing.T) {
 	assert.Equal(t, []any{"X-Token"}, manifest["headers"])
 	assert.Equal(t, "native", manifest["tool_call_format"])
 	assert.Equal(t, "drop", manifest["reasoning_history"])
+	assert.Equal(t, "required", manifest["tool_choice"])
+	for _, r := range f.srv.Requests() {
+		assert.Equal(t, "required", r.JSON["tool_choice"], "through the rollout's workers")
+	}
 	assert.NotContains(t, dirContents(t, out)["rollout.json"], "one")
 
 	args[len(args)-5] = "X-Token: two"
@@ -306,7 +354,7 @@ func TestRolloutManifestRequestOptions(t *testing.T) {
 	require.Equal(t, 0, code, "%s%s", stdout, errs)
 	manifest = nil
 	require.NoError(t, json.Unmarshal([]byte(dirContents(t, plain)["rollout.json"]), &manifest))
-	for _, k := range []string{"top_p", "stop", "extra_body", "headers", "tool_call_format", "reasoning_history"} {
+	for _, k := range []string{"top_p", "stop", "extra_body", "headers", "tool_call_format", "reasoning_history", "tool_choice"} {
 		assert.NotContains(t, manifest, k)
 	}
 }

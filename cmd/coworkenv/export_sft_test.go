@@ -169,3 +169,97 @@ func TestExportSFTFlagErrors(t *testing.T) {
 	assert.NoFileExists(t, out)
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(out), "dataset_info.json"))
 }
+
+// docs/training.md's advice runs: every flag set its model-family table recommends is one
+// export sft takes; the TRL example's model gets the flags its row recommends in the export
+// command the page gives for TRL; and DeepSeek-V3, trained with the example's
+// assistant_only_loss=True (TRL's training copy of its template prints arguments | tojson), is
+// advised the default object arguments, which the default export writes.
+func TestTrainingDocsAdviceRuns(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "training.md"))
+	require.NoError(t, err)
+	doc := string(b)
+	start := strings.Index(doc, "## What each model family needs")
+	require.GreaterOrEqual(t, start, 0)
+	section := doc[start:]
+	section = section[:strings.Index(section, "\n## SFT with TRL")]
+	rows := map[string]string{} // family -> flags cell
+	var families []string
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.ReplaceAll(line, `\|`, "¦"), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 4 || strings.HasPrefix(line, "| model family") || strings.HasPrefix(line, "| ---") {
+			continue
+		}
+		family := strings.TrimPrefix(cells[0], "| ")
+		rows[family] = cells[1]
+		families = append(families, family)
+	}
+	require.GreaterOrEqual(t, len(rows), 8, "the table is read")
+	flagSpan := regexp.MustCompile("`(--[^`]+)`")
+	flagsOf := func(cell string) [][]string {
+		var sets [][]string
+		for _, m := range flagSpan.FindAllStringSubmatch(cell, -1) {
+			sets = append(sets, strings.Fields(m[1]))
+		}
+		return sets
+	}
+
+	dir, runs := sftTraces(t)
+	out := filepath.Join(t.TempDir(), "sft.jsonl")
+	exportWith := func(flags ...string) []map[string]any {
+		t.Helper()
+		code, stdout, errs := cli(t, append([]string{"export", "sft", runs, "--out", out, "--corpus", dir, "--include-oracle"}, flags...)...)
+		require.Equal(t, 0, code, "%v: %s%s", flags, stdout, errs)
+		return readLines(t, out)
+	}
+	for _, family := range families {
+		for _, flags := range flagsOf(rows[family]) {
+			assert.NotEmpty(t, exportWith(flags...), "%s: %v", family, flags)
+		}
+	}
+
+	// the TRL example: its model's row, and the export command the page gives for TRL
+	trl := doc[strings.Index(doc, "## SFT with TRL"):]
+	trl = trl[:strings.Index(trl, "\n## LLaMA-Factory")]
+	model := regexp.MustCompile(`model="[^/"]+/([^"]+)"`).FindStringSubmatch(trl)
+	require.NotNil(t, model, "the TRL example names its model")
+	row := ""
+	for _, family := range families {
+		for _, name := range strings.Split(family, ", ") {
+			if strings.HasPrefix(model[1], name+"-") && len(name) > len(row) {
+				row = family
+			}
+		}
+	}
+	require.NotEmpty(t, row, "a row of the table covers %s", model[1])
+	var trlCommand []string
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "coworkenv export sft") && strings.Contains(line, "# TRL") {
+			trlCommand = strings.Fields(line[:strings.Index(line, "#")])
+		}
+	}
+	require.NotEmpty(t, trlCommand, "the page gives the export command for TRL")
+	var given []string
+	for i := 4; i < len(trlCommand); i++ { // after "coworkenv export sft FOLDER"
+		if trlCommand[i] == "--out" {
+			i++
+			continue
+		}
+		given = append(given, trlCommand[i])
+	}
+	var want []string
+	for _, flags := range flagsOf(rows[row]) {
+		want = append(want, flags...)
+	}
+	assert.Equal(t, want, given, "the TRL command has the flags the %s row recommends", row)
+
+	assert.Contains(t, trl, "assistant_only_loss=True")
+	deepseek := rows["DeepSeek-V3"]
+	assert.True(t, strings.HasPrefix(deepseek, "defaults with TRL's `assistant_only_loss=True`"),
+		"with assistant_only_loss=True TRL trains DeepSeek-V3 on its copy, which wants objects: %q", deepseek)
+	for _, line := range exportWith() {
+		for _, c := range callsOf(line["messages"].([]any)) {
+			assert.IsType(t, map[string]any{}, c["function"].(map[string]any)["arguments"], "the defaults write objects")
+		}
+	}
+}

@@ -9,17 +9,18 @@ import (
 	"github.com/coworkenv/coworkenv/isolate"
 )
 
-// isolationHelp is the part of the usage text of validate, run, rollout and replay about where
-// task files run.
-const isolationHelp = `Task files from disk run in worker processes (this binary, re-executed; each worker runs many
-files or episodes, one at a time) with a memory limit (--memory-limit) and a wall-clock limit
-(--time-limit, per file or episode; the time a model takes to answer does not count): a script
-that runs away costs a memory-limit, timeout or crash diagnostic for its file or episode, and the
-rest goes on. The built-in corpus runs in this process. --in-process runs everything here (only
-the in-process guards hold: docs/limits.md); --isolate runs the built-in corpus in workers too.
---memory-limit and --time-limit bound the workers only, so they are refused with --in-process, and
-by validate, run and rollout when only the built-in corpus runs (without --isolate); replay and
-export, which learn where each trace's task file is as they go, apply them to the files from disk.`
+// isolationHelp is the part of the usage text of validate, run, rollout, replay, export, serve
+// and mcp about where task files run.
+const isolationHelp = `Task files from disk run in worker processes (this binary, re-executed; each worker runs many files
+or episodes, one at a time) with a memory limit (--memory-limit) and a wall-clock limit
+(--time-limit, per file, episode or served session; the time a model or a client takes does not
+count): a script that runs away costs a memory-limit, timeout or crash diagnostic for its file or
+episode, and the rest goes on. The built-in corpus runs in this process. --in-process runs
+everything here (only the in-process guards hold: docs/limits.md); --isolate runs the built-in
+corpus in workers too. --memory-limit and --time-limit bound the workers only, so they are refused
+with --in-process, and by validate, run, rollout, serve and mcp when only the built-in corpus runs
+(without --isolate); replay and export, which learn where each trace's task file is as they go,
+apply them to the files from disk.`
 
 // isolation are the flags that choose where task files run.
 type isolation struct {

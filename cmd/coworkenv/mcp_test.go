@@ -250,3 +250,59 @@ func TestMCPUsageErrors(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
 	}
 }
+
+// spinTask has a tool that writes a note and one that runs for ages in one step (== between
+// deeply nested lists: no in-process guard reaches inside it).
+const spinTask = `
+def _note(ws, text):
+    ws.fs.write("/note.txt", text)
+    return {"ok": True}
+
+def _spin(ws):
+    x = [1]
+    for i in range(8):
+        x = [x] * 200
+    return {"same": x == x}
+
+def _verify(ws, ep):
+    check(ws.fs.exists("/note.txt"), "the note is written")
+
+task(name = "spin", prompt = "Write a note.", verify = _verify, tools = [
+    tool(name = "note", description = "Writes a note.", params = {"text": param("string", description = "The note.")}, impl = _note),
+    tool(name = "spin", description = "Spins.", params = {}, impl = _spin),
+])
+`
+
+// A task file from disk runs in a worker by default: a tool call's round trip, then a call that
+// runs past the worker's time limit ends the episode with timeout, its trace with it, and the
+// command exits 1. The limits are refused where no worker runs.
+func TestMCPCommandIsolated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "spin.star")
+	require.NoError(t, os.WriteFile(file, []byte(spinTask), 0o644))
+	tr := filepath.Join(dir, "t.jsonl")
+	cs, wait := mcpCommand(t, file, "--time-limit", "1500ms", "--trace", tr)
+	res, st := mcpAction{name: "note", args: jsonv.NewObject("text", "hi")}.do(t, cs)
+	assert.False(t, res.IsError)
+	assert.False(t, st.Done)
+	_, st = mcpAction{name: "spin", args: &jsonv.Object{}}.do(t, cs)
+	require.True(t, st.Done)
+	require.NotNil(t, st.Result.Error)
+	assert.Equal(t, "timeout", st.Result.Error.Code)
+	code, errs := wait()
+	assert.Equal(t, 1, code, errs)
+	assert.Contains(t, errs, "timeout")
+	data, err := os.ReadFile(tr)
+	require.NoError(t, err, "the trace is in place")
+	events, err := trace.Read(bytes.NewReader(data))
+	require.NoError(t, err)
+	end, ok := events[len(events)-1].Body.(*trace.End)
+	require.True(t, ok)
+	assert.Equal(t, "timeout", end.Error.Code)
+
+	for _, args := range [][]string{{file, "--in-process", "--time-limit", "1s"}, {"fuel-surcharge-answer", "--memory-limit", "100"}} {
+		code, out, errs := cli(t, append([]string{"mcp"}, args...)...)
+		assert.Equal(t, 2, code, "%v: %s%s", args, out, errs)
+	}
+}

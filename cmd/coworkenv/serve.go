@@ -17,15 +17,23 @@ import (
 	"github.com/coworkenv/coworkenv/serve"
 )
 
-const serveUsage = "serve [--addr 127.0.0.1:8080] [--traces DIR] [--max-sessions N] [--idle-timeout D] [--token T] [--max-body BYTES] [CORPUS...]\n\n" +
+const serveUsage = "serve [--addr 127.0.0.1:8080] [--traces DIR] [--max-sessions N] [--idle-timeout D] [--token T] [--max-body BYTES] [--in-process|--isolate] [CORPUS...]\n\n" +
 	"Serves live episodes over HTTP and JSON (docs/serve.md): a client creates a session of a task, then\n" +
 	"calls tools and replies one step at a time, and gets each turn's reward and the verdict. CORPUS is a\n" +
-	"corpus folder or a task file (default: the built-in corpus). The tasks run in this process: serve\n" +
-	"only corpora you trust. With --traces each session writes DIR/<id>.jsonl (DIR/<id>.jsonl.partial\n" +
+	"corpus folder or a task file (default: the built-in corpus). " + serveIsolationHelp + " With --traces each session writes DIR/<id>.jsonl (DIR/<id>.jsonl.partial\n" +
 	"while it runs, and for an episode closed before it finished). The token may come from\n" +
 	"COWORKENV_SERVE_TOKEN instead of --token; an address that is not the loopback needs one. Ctrl-C\n" +
 	"closes every session (their traces end) and stops. A server that fails (the address is taken...)\n" +
-	"exits 1; stopping it with Ctrl-C is what was asked (0)."
+	"exits 1; stopping it with Ctrl-C is what was asked (0).\n\n" + isolationHelp
+
+// serveIsolationHelp says where serve's and mcp's sessions run, beside isolationHelp.
+const serveIsolationHelp = "Each session of a task file from disk runs in a worker process\n" +
+	"(see below), from the loading of its file to its verdict: the worker waits for the client's\n" +
+	"next action, and --time-limit bounds its own time over the whole session (setup, tool calls, changes\n" +
+	"between turns, verifiers), not the client's. A session whose worker stops ends with that error (its\n" +
+	"step is done, the result's error says why) and its trace with it; the other sessions go on. Each\n" +
+	"session holds its worker while it lives, so up to --max-sessions workers run (with --memory-limit\n" +
+	"each)."
 
 // serveTokenEnv is the environment variable that may hold the token (a flag shows in ps).
 const serveTokenEnv = "COWORKENV_SERVE_TOKEN"
@@ -38,6 +46,7 @@ type serveOptions struct {
 	maxSessions         int
 	idle                time.Duration
 	maxBody             int64
+	iso                 *isolation
 	// ctx ends the server (nil: Ctrl-C or SIGTERM); unhook, when set, is called then (a second
 	// Ctrl-C kills at once); ready, when set, is told the address once the server listens.
 	ctx    context.Context
@@ -52,6 +61,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.idle, "idle-timeout", serve.DefaultIdleTimeout, "close a session after this long without an action (0 never)")
 	fs.StringVar(&o.token, "token", "", "the bearer token every request but GET /health needs (or "+serveTokenEnv+")")
 	fs.Int64Var(&o.maxBody, "max-body", serve.DefaultMaxBody, "the largest request body in bytes")
+	o.iso = addIsolationFlags(fs, "session")
 }
 
 func (o *serveOptions) args(pos []string) error {
@@ -90,6 +100,12 @@ func runServe(o *serveOptions) error {
 	case o.maxBody < 1:
 		return usagef("--max-body %d: want at least 1", o.maxBody)
 	}
+	if err := o.iso.check(); err != nil {
+		return usage(err)
+	}
+	if err := o.iso.checkUsed(o.iso.isolated(len(pos) == 0)); err != nil {
+		return usage(err)
+	}
 	if err := checkAddr(o.addr, o.token != ""); err != nil {
 		return usagef("--addr %s: %v", o.addr, err)
 	}
@@ -101,20 +117,29 @@ func runServe(o *serveOptions) error {
 			return usagef("--traces: %v", unwrap(err))
 		}
 	}
+	// Each session in a worker holds it while it lives: as many workers as sessions.
+	var pool *isolate.Pool
+	if o.iso.isolated(len(pos) == 0) {
+		var err error
+		if pool, err = o.iso.pool(o.maxSessions); err != nil {
+			return usage(err)
+		}
+		defer pool.Close()
+	}
 	var sources []serve.Source
 	if len(pos) == 0 {
 		s, err := embedded()
 		if err != nil {
 			return usage(err)
 		}
-		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files})
+		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files, Pool: pool})
 	}
 	for _, p := range pos {
 		s, err := openPath(p)
 		if err != nil {
 			return usage(err)
 		}
-		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files})
+		sources = append(sources, serve.Source{Corpus: s.corpus, Files: s.files, Pool: pool})
 	}
 	idleTimeout := o.idle
 	if idleTimeout == 0 {

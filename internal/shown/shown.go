@@ -5,7 +5,9 @@
 package shown
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -55,4 +57,14 @@ func escape(s string, keepLines bool) string {
 		i += w
 	}
 	return b.String()
+}
+
+// Cause drops the operation and path of an *fs.PathError (an *os.PathError): for messages that
+// name the file themselves ("cannot read t.star: no such file or directory").
+func Cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -1,6 +1,10 @@
 package shown
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,4 +19,13 @@ func TestEscapes(t *testing.T) {
 	assert.Equal(t, "a\nb\tc \\u2066x\\u2069", Text("a\nb\tc \u2066x\u2069"), "a message keeps its lines")
 	assert.Equal(t, `\xff\u200b\u0085\u2028`, Name("\xff\u200b\u0085\u2028"))
 	assert.Equal(t, "\ufffd", Name("\ufffd"), "a replacement character as written is printable")
+}
+
+func TestCauseDropsThePath(t *testing.T) {
+	t.Parallel()
+	_, err := os.Open(filepath.Join(t.TempDir(), "missing.star"))
+	assert.ErrorIs(t, Cause(err), fs.ErrNotExist)
+	assert.NotContains(t, Cause(err).Error(), "missing.star")
+	other := errors.New("plain")
+	assert.Equal(t, other, Cause(other))
 }

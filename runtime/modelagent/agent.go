@@ -280,9 +280,13 @@ func (s source) Next(ctx context.Context, _ *conversation.Conversation) (convers
 }
 
 // request is a chat-completions request with the configured model and token limit (sent as
-// max_completion_tokens to the models that refuse max_tokens).
+// max_completion_tokens to the models that refuse max_tokens), and the configured tool choice
+// when it carries tools (a tool_choice without tools is an error to OpenAI and vLLM).
 func (a *Agent) request(msgs []openai.ChatCompletionMessage, tools []openai.Tool) openai.ChatCompletionRequest {
 	req := openai.ChatCompletionRequest{Model: a.cfg.Model, Messages: msgs, Tools: tools}
+	if len(tools) > 0 && a.cfg.ToolChoice != "" {
+		req.ToolChoice = a.cfg.ToolChoice
+	}
 	if a.cfg.MaxTokens > 0 {
 		if a.maxCompl {
 			req.MaxCompletionTokens = a.cfg.MaxTokens

@@ -69,6 +69,11 @@ type Config struct {
 	// it out anyway. With keep, a past tool-call message without reasoning gets
 	// "reasoning_content": "" (DeepSeek's thinking mode refuses one without the field).
 	ReasoningHistory string
+	// ToolChoice is sent as tool_choice on every request that carries tools: ToolChoiceAuto,
+	// ToolChoiceNone or ToolChoiceRequired; "" sends none (the server's default). vLLM takes a
+	// request with tools and no tool_choice as "auto", which it refuses unless it was started
+	// with --enable-auto-tool-choice and a --tool-call-parser.
+	ToolChoice string
 
 	// System is the system prompt; "" means DefaultSystemPrompt. "{address}", "{now}",
 	// "{timezone}" and "{local_now}" in it are replaced by the user's mail address, the virtual
@@ -126,6 +131,16 @@ const (
 
 // ToolCallFormats are the values Config.ToolCallFormat accepts besides "".
 var ToolCallFormats = []string{FormatAuto, FormatNative, FormatHermes, FormatQwenXML, FormatLlama, FormatMistral}
+
+// The values of Config.ToolChoice besides "" (not sent).
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceNone     = "none"
+	ToolChoiceRequired = "required"
+)
+
+// ToolChoices are the values Config.ToolChoice accepts besides "".
+var ToolChoices = []string{ToolChoiceAuto, ToolChoiceNone, ToolChoiceRequired}
 
 // The values of Config.ReasoningHistory.
 const (
@@ -210,6 +225,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.ToolCallFormat = f
 	default:
 		return cfg, fmt.Errorf("modelagent: tool call format %q is not one of %s", cfg.ToolCallFormat, strings.Join(ToolCallFormats, ", "))
+	}
+	cfg.ToolChoice = strings.TrimSpace(cfg.ToolChoice)
+	if cfg.ToolChoice != "" && !slices.Contains(ToolChoices, cfg.ToolChoice) {
+		return cfg, fmt.Errorf("modelagent: tool choice %q is not one of %s", cfg.ToolChoice, strings.Join(ToolChoices, ", "))
 	}
 	switch strings.TrimSpace(cfg.ReasoningHistory) {
 	case "", ReasoningAuto:

@@ -24,12 +24,14 @@ type Description struct {
 	// ReasoningHistory: keep or drop).
 	ToolCallFormat   string
 	ReasoningHistory string
+	// ToolChoice is the tool_choice sent with the tools ("" when none is sent).
+	ToolChoice string
 }
 
 // Describe describes the agent's model for a trace.
 func (a *Agent) Describe() Description {
 	d := Description{Name: a.cfg.Model, BaseURL: publicURL(a.cfg.BaseURL), Request: jsonv.Clone(a.tr.fields).(*jsonv.Object),
-		ToolCallFormat: a.cfg.ToolCallFormat, ReasoningHistory: a.cfg.ReasoningHistory}
+		ToolCallFormat: a.cfg.ToolCallFormat, ReasoningHistory: a.cfg.ReasoningHistory, ToolChoice: a.cfg.ToolChoice}
 	seen := map[string]bool{}
 	add := func(name string) {
 		name = strings.TrimSpace(name)

@@ -1,6 +1,7 @@
 package modelagent_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/coworkenv/coworkenv/internal/chattest"
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/runtime/modelagent"
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -328,6 +330,38 @@ func TestRequestOptions(t *testing.T) {
 	assert.NotContains(t, jsonv.MustEncode(d.Request)+d.BaseURL, "secret")
 }
 
+// The tool choice is sent with the tools, as given, and only when given; a request without
+// tools (the plain chat of the user and judge models) never carries it; Describe says it.
+func TestToolChoice(t *testing.T) {
+	t.Parallel()
+	for _, choice := range []string{"", "auto", "none", "required"} {
+		f := newFake(t, calls("", call("c1", "fs_read", readArgs)), say("It says call the bank."))
+		a, _ := newAgent(t, f, func(cfg *modelagent.Config) { cfg.ToolChoice = choice })
+		res, _ := run(t, prepare(t, copyNote), a)
+		require.Nil(t, res.AgentErr)
+		reqs := f.requests()
+		require.Len(t, reqs, 2)
+		for _, r := range reqs {
+			require.NotEmpty(t, r["tools"])
+			got, sent := r["tool_choice"]
+			if choice == "" {
+				assert.False(t, sent, "no tool_choice unless given: %v", got)
+			} else {
+				assert.Equal(t, choice, got)
+			}
+		}
+		assert.Equal(t, choice, a.Describe().ToolChoice)
+		assert.NotContains(t, jsonv.MustEncode(a.Describe().Request), "tool_choice", "not a field of every request")
+
+		g := newFake(t, say("Hello."))
+		c, err := modelagent.NewChat(modelagent.Config{Model: "m", BaseURL: g.srv.BaseURL(), ToolChoice: choice})
+		require.NoError(t, err)
+		_, err = c.Complete(context.Background(), []openai.ChatCompletionMessage{{Role: "user", Content: "Hi"}})
+		require.NoError(t, err)
+		assert.NotContains(t, g.rawRequests()[0], "tool_choice", "no tools, no tool_choice")
+	}
+}
+
 // Temperature 0 is written; with nothing set, the request carries none of the fields.
 func TestDescribeDefaults(t *testing.T) {
 	f := newFake(t)
@@ -364,6 +398,7 @@ func TestRequestOptionsRefused(t *testing.T) {
 		{modelagent.Config{Headers: http.Header{"X-Ok": {"a\r\nX-Evil: 1"}}}, "line break"},
 		{modelagent.Config{ToolCallFormat: "json"}, `tool call format "json" is not one of auto, native, hermes, qwen-xml, llama, mistral`},
 		{modelagent.Config{ReasoningHistory: "sometimes"}, "not auto, keep or drop"},
+		{modelagent.Config{ToolChoice: "any"}, `tool choice "any" is not one of auto, none, required`},
 		{modelagent.Config{TopP: ptr(1.5)}, "top_p"},
 		{modelagent.Config{Stop: []string{""}}, "stop sequence"},
 	} {

@@ -87,6 +87,9 @@ type Model struct {
 	// and for reasoning in the history it sends back.
 	ToolCallFormat   string `json:"tool_call_format"`
 	ReasoningHistory string `json:"reasoning_history"`
+	// ToolChoice is the tool_choice sent on every request that carried tools (--tool-choice);
+	// absent when none was sent.
+	ToolChoice string `json:"tool_choice,omitempty"`
 }
 
 // Source is one file of a task's source in a start event.

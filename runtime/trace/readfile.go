@@ -1,13 +1,12 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/coworkenv/coworkenv/internal/limits"
+	"github.com/coworkenv/coworkenv/internal/shown"
 )
 
 // ErrTooLarge is the error of a trace over limits.TraceFile bytes, which ReadFile does not read.
@@ -19,7 +18,7 @@ var ErrTooLarge = fmt.Errorf("the trace is over the %d MiB limit of a trace that
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, shown.Cause(err)
 	}
 	defer f.Close()
 	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limits.TraceFile {
@@ -27,18 +26,10 @@ func ReadFile(path string) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limits.TraceFile+1))
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, shown.Cause(err)
 	}
 	if len(data) > limits.TraceFile {
 		return nil, ErrTooLarge
 	}
 	return data, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -271,7 +271,8 @@ func (d *Doc) matches(v *Value, m *mention) bool {
 	case Percent:
 		return (m.Kind == Percent || m.Kind == Number) && m.num.Equal(v.num)
 	case Count:
-		return (m.Kind == Count && sameCountUnit(m.unit, v.unit) || m.Kind == Number) && m.num.Equal(v.num)
+		// a number that names a place ("gate 7") counts nothing
+		return (m.Kind == Count && sameCountUnit(m.unit, v.unit) || m.Kind == Number && m.Role != "label") && m.num.Equal(v.num)
 	case Number:
 		return (m.Kind == Number || m.Kind == Count || m.Kind == Money) && m.num.Equal(v.num)
 	case Duration:
@@ -696,18 +697,18 @@ func (d *Doc) StatesAll(vs []Value, about []string) Verdict {
 				}
 			}
 		}
-		switch {
-		case matched && m.Stance == Asserted:
+		switch st := d.stanceFor(m, cs); {
+		case matched && st == Asserted:
 			supports = append(supports, m)
-		case matched && m.Stance == Negated:
+		case matched && st == Negated:
 			if denial == nil {
 				denial = m
 			}
-		case matched && (m.Stance == Hedged || m.Stance == Conditional):
+		case matched && (st == Hedged || st == Conditional):
 			if weak == nil {
 				weak = m
 			}
-		case !matched && rival && m.Stance.puts():
+		case !matched && rival && st.puts():
 			rivals = append(rivals, m)
 		}
 	}
@@ -754,6 +755,26 @@ func (d *Doc) StatesAll(vs []Value, about []string) Verdict {
 		v = Value{Kind: vs[0].Kind, Text: valueList(vs)}
 	}
 	return d.verdict(v, about, first, weak, against)
+}
+
+// changeNouns are the past triggers that name the size of a change ("increase of 3.5%"): the
+// value is no old value of the thing changed, but it is the size of the change itself.
+var changeNouns = map[string]string{"increase of": "increase", "decrease of": "decrease", "rise of": "rise", "drop of": "drop"}
+
+// stanceFor is the stance of m as a statement about what the cues name: a change's size is
+// asserted of the change ("your salary increase of 3.5%" states 3.5% about the increase).
+func (d *Doc) stanceFor(m *mention, cs []cue) Stance {
+	if noun, ok := changeNouns[m.Trigger]; ok && m.Stance == Past {
+		want := phraseValue(noun).stems
+		for _, c := range cs {
+			for _, alt := range c.alts {
+				if alt == want {
+					return Asserted
+				}
+			}
+		}
+	}
+	return m.Stance
 }
 
 // supportOf is the asserted claim among supports that states v: for a date with a time, a time
@@ -1034,8 +1055,8 @@ func (d *Doc) Denies(v Value, about []string) Verdict {
 			continue
 		}
 		if d.matches(&v, m) {
-			if m.Stance == Negated && deny == nil {
-				deny = m
+			if (m.Stance == Negated || m.Stance == Past && noLonger[m.Trigger]) && deny == nil {
+				deny = m // "INV-5122 is no longer outstanding" denies it is unpaid now
 			}
 			if m.Stance.puts() && assert == nil {
 				assert = m
@@ -1054,6 +1075,9 @@ func (d *Doc) Denies(v Value, about []string) Verdict {
 	}
 	return Verdict{OK: true, Why: fmt.Sprintf("it denies %s: %s", what, quote(deny)), Support: claimOf(deny)}
 }
+
+// noLonger are the past triggers that say a value does not hold now.
+var noLonger = map[string]bool{"no longer": true, "not anymore": true, "not any more": true, "any more": true, "anymore": true}
 
 // Claims lists every value the text names, in order.
 func (d *Doc) Claims() []Claim {

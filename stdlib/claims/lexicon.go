@@ -44,8 +44,10 @@ var triggers = []trigger{
 	{"if anything else", "", fwd}, {"let me know if", "", fwd}, {"if you need", "", fwd}, {"if needed", "", fwd},
 	{"if helpful", "", fwd}, {"if that helps", "", fwd}, {"i would like", "", fwd}, {"would like", "", fwd}, {"i'd like", "", fwd}, {"we'd like", "", fwd}, {"i'd be happy", "", fwd},
 	// an "if" that sets no condition: "If you're asking about the cut-off, it's 16:00"
-	{"weather permitting", Conditional, fwd | back}, {"subject to", Conditional, fwd}, {"barring", Conditional, fwd},
-	{"if you're asking", "", fwd}, {"if you are asking", "", fwd}, {"if you're wondering", "", fwd}, {"if you are wondering", "", fwd},
+	{"weather permitting", Conditional, fwd | back}, {"subject to", Conditional, fwd}, {"on condition that", Conditional, fwd}, {"barring", Conditional, fwd},
+	{"if you're asking", "", fwd}, {"if you are asking", "", fwd}, {"if you're wondering", "", fwd}, {"if you are wondering", "", fwd}, {"if you were wondering", "", fwd}, {"in case you were wondering", "", fwd},
+	// a polite offer, no condition: "The call is at 14:30, if that works for you"
+	{"if that works", "", fwd}, {"if that suits", "", fwd}, {"if that's okay", "", fwd}, {"if that is okay", "", fwd}, {"if that's ok", "", fwd}, {"if that is ok", "", fwd}, {"if that's alright", "", fwd}, {"if that's all right", "", fwd}, {"if convenient", "", fwd}, {"if that's convenient", "", fwd},
 	{"in case anyone asks", "", fwd}, {"if anyone asks", "", fwd}, {"in case you're wondering", "", fwd}, {"in case you are wondering", "", fwd},
 	// advice: "I'd quote EUR 1,335" recommends, it does not make the value hypothetical
 	{"i'd quote", "", fwd}, {"i'd recommend", "", fwd}, {"i'd suggest", "", fwd}, {"i'd propose", "", fwd}, {"i'd advise", "", fwd}, {"i'd go with", "", fwd}, {"i'd choose", "", fwd}, {"i'd pick", "", fwd}, {"i'd offer", "", fwd}, {"i would quote", "", fwd}, {"i would recommend", "", fwd}, {"i would suggest", "", fwd}, {"i would propose", "", fwd}, {"i would advise", "", fwd}, {"i would go with", "", fwd}, {"i would choose", "", fwd}, {"i would pick", "", fwd}, {"i would offer", "", fwd}, {"we'd quote", "", fwd}, {"we'd recommend", "", fwd}, {"we'd suggest", "", fwd}, {"we'd propose", "", fwd}, {"we'd advise", "", fwd}, {"we'd go with", "", fwd}, {"we'd choose", "", fwd}, {"we'd pick", "", fwd}, {"we'd offer", "", fwd}, {"we would quote", "", fwd}, {"we would recommend", "", fwd}, {"we would suggest", "", fwd}, {"we would propose", "", fwd}, {"we would advise", "", fwd}, {"we would go with", "", fwd}, {"we would choose", "", fwd}, {"we would pick", "", fwd}, {"we would offer", "", fwd},
@@ -54,7 +56,8 @@ var triggers = []trigger{
 	// Negation.
 	{"not", Negated, fwd}, {"no", Negated, fwd}, {"never", Negated, fwd}, {"none", Negated, fwd},
 	{"nothing", Negated, fwd}, {"neither", Negated, fwd}, {"nor", Negated, fwd}, {"without", Negated, fwd},
-	{"cannot", Negated, fwd}, {"can't", Negated, fwd}, {"won't", Negated, fwd}, {"isn't", Negated, fwd | back},
+	{"cannot", Negated, fwd}, {"can't", Negated, fwd}, {"couldn't", Negated, fwd}, {"could not", Negated, fwd},
+	{"wasn't able to", Negated, fwd}, {"weren't able to", Negated, fwd}, {"was unable to", Negated, fwd}, {"failed to", Negated, fwd}, {"won't", Negated, fwd}, {"isn't", Negated, fwd | back},
 	{"aren't", Negated, fwd | back}, {"wasn't", Negated, fwd | back}, {"weren't", Negated, fwd | back},
 	{"don't", Negated, fwd}, {"doesn't", Negated, fwd | back}, {"didn't", Negated, fwd}, {"haven't", Negated, fwd},
 	{"hasn't", Negated, fwd | back}, {"hadn't", Negated, fwd}, {"shouldn't", Negated, fwd}, {"mustn't", Negated, fwd},
@@ -83,6 +86,7 @@ var triggers = []trigger{
 	{"increase of", Past, adj}, {"decrease of", Past, adj}, {"rise of", Past, adj}, {"drop of", Past, adj},
 	{"rose by", Past, adj}, {"fell by", Past, adj}, {"went up by", Past, adj}, {"went down by", Past, adj}, {"was replaced", Past, back}, {"has been replaced", Past, back}, {"is outdated", Past, back},
 	{"is out of date", Past, back}, {"is obsolete", Past, back}, {"is superseded", Past, back}, {"has changed", Past, back},
+	{"tried to", Past, fwd}, {"attempted to", Past, fwd}, // an attempt: "I tried to book 14:30 but it was taken"
 	{"was originally", Past, fwd}, {"were originally", Past, fwd},
 
 	// Hedges: the writer does not commit to the value.
@@ -102,7 +106,12 @@ var triggers = []trigger{
 	{"or so", Hedged, back}, {"give or take", Hedged, back}, {"or thereabouts", Hedged, back}, {"not sure", Hedged, fwd | back},
 	{"unsure", Hedged, fwd | back}, {"uncertain", Hedged, fwd | back}, {"unclear", Hedged, fwd | back}, {"either", Hedged, fwd},
 	{"tbc", Hedged, back | fwd}, {"to be confirmed", Hedged, back | fwd}, {"tentatively", Hedged, fwd}, {"tentative", Hedged, fwd | back},
-	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd}, {"if i recall", Hedged, back | fwd},
+	// a hedged negation denies nothing: "INV-7731 might not be approved"
+	{"might not", Hedged, fwd | back}, {"may not", Hedged, fwd | back}, {"probably not", Hedged, fwd | back},
+	{"possibly not", Hedged, fwd | back}, {"perhaps not", Hedged, fwd | back}, {"maybe not", Hedged, fwd | back},
+	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd | back}, {"prob", Hedged, fwd}, {"probs", Hedged, fwd},
+	{"as far as i can tell", Hedged, fwd | back}, {"as far as i can see", Hedged, fwd | back}, {"as far as we can tell", Hedged, fwd | back},
+	{"not entirely sure", Hedged, fwd | back}, {"not completely sure", Hedged, fwd | back}, {"not fully sure", Hedged, fwd | back}, {"if i recall", Hedged, back | fwd},
 	{"if i remember", Hedged, back | fwd}, {"can't remember", Hedged, back | fwd}, {"cannot remember", Hedged, back | fwd},
 	{"don't remember", Hedged, back | fwd}, {"can't recall", Hedged, back | fwd}, {"don't recall", Hedged, back | fwd},
 	{"not certain", Hedged, fwd | back}, {"if i'm not mistaken", Hedged, back | fwd}, {"i'd say", Hedged, fwd}, {"somewhere", Hedged, fwd},
@@ -211,7 +220,7 @@ var statuses = []statusWord{
 	{"received", "receipt", "received", "received"}, {"arrived", "receipt", "received", "received"},
 	{"delivered", "receipt", "received", "received"}, {"missing", "receipt", "missing", "missing"},
 	{"lost", "receipt", "missing", "missing"}, {"not received", "receipt", "missing", "missing"},
-	{"undelivered", "receipt", "missing", "missing"},
+	{"undelivered", "receipt", "missing", "missing"}, {"receive", "receipt", "received", "received"},
 
 	{"confirmed", "confirmation", "confirmed", "confirmed"}, {"booked", "confirmation", "confirmed", "confirmed"},
 	{"scheduled", "confirmation", "confirmed", "confirmed"}, {"cancelled", "confirmation", "cancelled", "cancelled"},
@@ -298,6 +307,14 @@ var zoneNames = map[string]int{"eastern": -300, "central": -360, "mountain": -42
 	"uk": 0, "amsterdam": 60, "rotterdam": 60, "brussels": 60, "antwerp": 60, "paris": 60, "berlin": 60, "hamburg": 60,
 	"european": 60, "cet": 60, "dutch": 60, "new york": -300, "chicago": -360}
 
+// zoneRules are the zones named without saying standard or daylight time, with the daylight
+// saving rule of where they are (inDaylightTime): "PT" in July is UTC-7. An abbreviation that says
+// which ("PST", "PDT", "CET", "CEST") keeps its offset.
+var zoneRules = map[string]string{"et": "us", "ct": "us", "mt": "us", "pt": "us", "eastern": "us", "central": "us",
+	"mountain": "us", "pacific": "us", "new york": "us", "chicago": "us", "london": "eu", "uk": "eu", "amsterdam": "eu",
+	"rotterdam": "eu", "brussels": "eu", "antwerp": "eu", "paris": "eu", "berlin": "eu", "hamburg": "eu",
+	"european": "eu", "dutch": "eu"}
+
 // words splits a space-separated list into a set.
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -316,3 +333,7 @@ func words(s string) map[string]bool {
 	}
 	return m
 }
+
+// negators are the words after which "yet" continues the negation ("not yet booked") instead of
+// starting a clause.
+var negators = words(`not haven't hasn't hadn't isn't aren't wasn't weren't don't doesn't didn't`)

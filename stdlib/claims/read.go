@@ -129,7 +129,87 @@ func read(text string, opt Options) *Doc {
 	}
 	d.corrections()
 	d.bind()
+	d.supersededByNow()
 	return d
+}
+
+// supersedingWords in a clause say its value is the one that holds now.
+var supersedingWords = words(`now again currently new revised updated corrected changed moved rescheduled extended postponed latest`)
+
+// pastMarkers before a value in its clause say it was so once ("was suspended", "asked for 40
+// pallets").
+var pastMarkers = words(`was were had asked requested ordered wanted planned quoted`)
+
+// supersededByNow makes a value said in the past tense superseded when a later clause (of the
+// same sentence or of the next two, in one paragraph) says a value of the same kind about the same
+// thing with "now" or "again": "Your account was suspended … it is active again", "Zeevrucht
+// asked for 40 pallets; … they now want 36 pallets".
+func (d *Doc) supersededByNow() {
+	for j, m2 := range d.ments {
+		if m2.Stance != Asserted {
+			continue
+		}
+		now := d.nowWordIn(m2)
+		if now < 0 {
+			continue
+		}
+		s2 := d.sents[m2.Sentence]
+		for i := j - 1; i >= 0; i-- {
+			m1 := d.ments[i]
+			s1 := d.sents[m1.Sentence]
+			if m2.Sentence-m1.Sentence > 2 || s1.block != s2.block {
+				break
+			}
+			if m1.Stance != Asserted || m1.Value == m2.Value || !sameQuantity(m1, m2) || !d.pastMarked(m1) || d.nowWordIn(m1) >= 0 ||
+				m1.Entity != "" && m2.Entity != "" && m1.Entity != m2.Entity {
+				continue
+			}
+			t := d.toks[now]
+			m1.Stance, m1.Trigger, m1.TriggerStart, m1.TriggerEnd = Past, t.low, t.s, t.e
+			s1.items[m1.item].stance = Past
+		}
+	}
+}
+
+// nowWordIn is the token of a supersedingWords word ("now", "again", "revised", …) in m's
+// clause, or -1.
+func (d *Doc) nowWordIn(m *mention) int {
+	s := d.sents[m.Sentence]
+	c := s.clauses[s.items[m.item].clause]
+	for k := c.i0; k < c.i1; k++ {
+		if it := s.items[k]; it.m == nil {
+			if l := d.toks[it.t0].low; supersedingWords[l] {
+				return it.t0
+			}
+		}
+	}
+	return -1
+}
+
+// pastMarked reports whether a pastMarkers word stands before m in its clause.
+func (d *Doc) pastMarked(m *mention) bool {
+	s := d.sents[m.Sentence]
+	ci := s.items[m.item].clause
+	for k := m.item - 1; k >= 0 && s.items[k].clause == ci; k-- {
+		if it := s.items[k]; it.m == nil && pastMarkers[d.toks[it.t0].low] {
+			return true
+		}
+	}
+	return false
+}
+
+// sameQuantity reports whether two values measure the same thing: statuses of one axis, counts
+// of one unit, or values of one other kind (not names or ids).
+func sameQuantity(a, b *mention) bool {
+	switch {
+	case a.Kind != b.Kind || a.Kind == Name || a.Kind == ID:
+		return false
+	case a.Kind == Status:
+		return a.axis == b.axis
+	case a.Kind == Count:
+		return sameCountUnit(a.unit, b.unit)
+	}
+	return true
 }
 
 // labelNouns before a plain number make it the name of a place or a part, not a quantity ("dock
@@ -140,7 +220,7 @@ var labelNouns = words(`bay dock door gate room row aisle line level floor platf
 
 // measureQualifiers after an amount that opens a bracket make it another measure of the thing
 // ("(EUR 1,240.00 without surcharge)", "(12% excl. VAT)").
-var measureQualifiers = words(`without excluding excl ex net before after incl including inclusive exclusive`)
+var measureQualifiers = words(`without excluding excl ex net before after incl inc including inclusive exclusive`)
 
 // rates marks the amounts and counts that are rates ("8.33 SDR per kg", "EUR 2.50/kg", "EUR
 // 10.80 each"), the parts of a whole ("3 of the 48 racks"), another measure in brackets
@@ -179,6 +259,13 @@ func (d *Doc) rates(ms []*mention) {
 		}
 		if m.t0 >= 1 && d.toks[m.t0-1].low == "(" && measureQualifiers[d.toks[t].low] && m.Role == "" {
 			m.Role = "variant" // "EUR 1,413.60 (EUR 1,240.00 without surcharge)": another measure
+		}
+		if m.Kind == Money && m.t0 >= 1 && d.toks[m.t0-1].low == "(" && m.Role == "" {
+			for _, q := range ms {
+				if q.t1 == m.t0-1 && (q.Kind == Number || q.Kind == Count) {
+					m.Role = "variant" // "Invoices paid: 31 (EUR 48,210.35)": what the count is worth
+				}
+			}
 		}
 		switch l := d.toks[t].low; {
 		case l == "each" || l == "apiece":
@@ -609,9 +696,10 @@ func isSentenceEnd(d *Doc, k int) bool {
 			}
 		}
 	}
-	// the next token starts a sentence: a capital, a digit, a quote or a bracket
+	// the next token starts a sentence: a capital, a digit, a quote or a bracket; after "?" or "!"
+	// any word (chat writes "can you approve PO-441? it's EUR 3.2k")
 	r := d.src[b.s]
-	return r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || b.low == "\"" || b.low == "“" || b.low == "(" || b.low == "*" || r >= 0x80
+	return (end == "?" || end == "!") && b.kind == tWord || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || b.low == "\"" || b.low == "“" || b.low == "(" || b.low == "*" || r >= 0x80
 }
 
 // cells are the token spans of the cells of a table row.
@@ -661,19 +749,36 @@ func (d *Doc) markCont(s *sentence) {
 		return
 	}
 	// "Old: 010 555 0140. New: 010 555 0199.": a label of a change goes on with the sentence before
-	if (t.low == "old" || t.low == "new" || t.low == "now" || t.low == "was" || t.low == "previously") && s.t0+1 < s.t1 && d.toks[s.t0+1].low == ":" {
-		s.cont = true
-		return
+	if t.low == "old" || t.low == "new" || t.low == "now" || t.low == "was" || t.low == "previously" {
+		// "Old number: …", up to two words before the colon
+		for k := s.t0 + 1; k < s.t1 && k <= s.t0+3; k++ {
+			if d.toks[k].low == ":" {
+				s.cont = true
+				return
+			}
+			if d.toks[k].kind != tWord {
+				break
+			}
+		}
 	}
 	for k, n := s.t0+1, 0; k < s.t1 && n < 4; k++ {
 		if d.toks[k].kind != tWord {
 			break
 		}
 		n++
-		if w := d.toks[k].low; (w == "her" || w == "him" || w == "his") && d.anaphor(k) {
-			s.cont = true // "You can reach her at …": about whom the previous sentence names
+		w := d.toks[k].low
+		if (w == "her" || w == "him" || w == "his" || w == "they" || w == "their" || w == "it" && writerSubjects[t.low]) && d.anaphor(k) {
+			// "You can reach her at …", "I've reactivated it" (the writer acting on what the
+			// sentence before names; not "HavenCo gets it from us", a party of its own)
+			s.cont = true
 			return
 		}
+	}
+	if d.replaces(s) {
+		// "If Polderveld calls before noon, 12:00 instead.": a value that stands in for one of
+		// the sentence before is about what that sentence was about
+		s.cont, s.condCont = true, openers[t.low]
+		return
 	}
 	if openers[t.low] {
 		// "If that's not right, try 17:00", "If Dirk is back in time, it stays on Thursday": an
@@ -692,6 +797,20 @@ func (d *Doc) markCont(s *sentence) {
 			}
 		}
 	}
+}
+
+// writerSubjects are the writer as a sentence's subject.
+var writerSubjects = words(`i i've i'm i'll i'd we we've we're we'll we'd`)
+
+// replaces reports whether sentence s says "instead" (not "instead of"): what it puts forward
+// stands in for something the sentence before named.
+func (d *Doc) replaces(s *sentence) bool {
+	for k := s.t0; k < s.t1; k++ {
+		if d.toks[k].low == "instead" && (k+1 >= s.t1 || d.toks[k+1].low != "of") {
+			return true
+		}
+	}
+	return false
 }
 
 // startsWith reports whether tokens t0.. start with the words of phrase.
@@ -781,7 +900,8 @@ func (d *Doc) clauses(s *sentence) {
 				cur.cont = parenOf
 			}
 			parenOf = -1
-		case t.kind == tWord && clauseBreaks[t.low] && i > 0:
+		case t.kind == tWord && clauseBreaks[t.low] && i > 0 && !(t.low == "yet" && s.items[i-1].m == nil && negators[d.toks[s.items[i-1].t0].low]):
+			// ("not yet booked": no new clause)
 			closeAt(i, t.low, cur.paren)
 		}
 	}
@@ -828,6 +948,9 @@ func (d *Doc) clauses(s *sentence) {
 				}
 				c.cont = p.cont
 			}
+		}
+		if p := s.clauses[ci-1]; !c.own && c.cont < 0 && ci >= 2 && c.start == "," && d.opensCondition(s, p) {
+			c.cont = ci - 2 // "The cut-off, if Bram agrees, is 14:30": past the aside
 		}
 		if !c.own && c.cont < 0 {
 			c.cont = ci - 1
@@ -1081,7 +1204,8 @@ func (d *Doc) stances(s *sentence) {
 						set(k, t.stance, name)
 					}
 				}
-			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the") {
+			} else if end+1 < len(s.items) && s.items[end+1].m != nil && s.items[end].m == nil && (d.toks[s.items[end].t0].low == "of" || d.toks[s.items[end].t0].low == "the" || d.toks[s.items[end].t0].low == ".") {
+				// "approx. EUR 2,000": the abbreviation's dot
 				set(end+1, t.stance, name)
 			}
 		default:
@@ -1098,8 +1222,10 @@ func (d *Doc) stances(s *sentence) {
 				d.scopeFwd(s, end, t.stance, name, set)
 				// a clause that holds only the trigger ("As far as I know, …", "Probably, …")
 				// looks forward a clause
-				if d.onlyTrigger(s, c, i, end) && s.items[i].clause+1 < len(s.clauses) &&
+				label := t.stance == Past && d.toks[s.items[c.i1-1].t0].low == ":" && !d.valueIn(s, c.i0, c.i1) && c.i1-c.i0 <= 4
+				if (d.onlyTrigger(s, c, i, end) || label) && s.items[i].clause+1 < len(s.clauses) &&
 					(t.stance == Hedged || t.stance == Conditional || t.stance == Past && d.toks[s.items[c.i1-1].t0].low == ":") {
+					// ("Old number: 0182 555 0100": the label's value)
 					n := s.clauses[s.items[i].clause+1]
 					for k := n.i0; k < n.i1; k++ {
 						set(k, t.stance, name)
@@ -1139,6 +1265,7 @@ func (d *Doc) stances(s *sentence) {
 		i = end - 1
 	}
 	ts, te = -1, -1
+	d.unconfirmed(s, set)
 	if s.table {
 		// a column headed "Old", "Previous", "Was": its values are the old ones
 		for i := range s.items {
@@ -1164,7 +1291,7 @@ func (d *Doc) stances(s *sentence) {
 }
 
 // futureWords before a status say it does not hold yet ("will be approved", "should be paid").
-var futureWords = [][]string{{"will", "be"}, {"should", "be"}, {"to", "be"}, {"going", "to", "be"}, {"expected", "to", "be"},
+var futureWords = [][]string{{"will", "be"}, {"should", "be"}, {"should", "get"}, {"will", "be", "getting"}, {"to", "be"}, {"going", "to", "be"}, {"expected", "to", "be"},
 	{"due", "to", "be"}, {"will", "get"}, {"would", "be"}, {"gets"}, {"will"}, {"to", "get"}}
 
 // futureStatuses hedges a status said to come ("INV-2041 will be approved"): it is not one yet.
@@ -1254,8 +1381,8 @@ func (d *Doc) scopeFwd(s *sentence, i int, st Stance, name string, set func(int,
 			ci = s.items[j].clause
 		}
 		it := s.items[j]
-		if it.m == nil && terminators[d.toks[it.t0].low] {
-			return
+		if it.m == nil && terminators[d.toks[it.t0].low] && !(d.toks[it.t0].low == "yet" && j > 0 && s.items[j-1].m == nil && negators[d.toks[s.items[j-1].t0].low]) {
+			return // not "not yet booked"
 		}
 		if st == Past && it.m == nil && pastEnds[d.toks[it.t0].low] {
 			return // "originally planned for 14:00 will now start at 15:00"
@@ -1337,7 +1464,100 @@ func (d *Doc) onlyTrigger(s *sentence, c clause, i, end int) bool {
 // it without a comma ("the cut-off is 16:15 if you go via Antwerp").
 var openers = words(`if unless assuming once suppose supposing`)
 
+// conditionWords are conditional triggers of more than one word that act as openers.
+var conditionWords = map[string]bool{"in case": true, "provided that": true, "providing that": true, "as long as": true,
+	"only if": true, "subject to": true, "as soon as": true, "on condition that": true}
+
 var fallbacks = words(`otherwise alternatively failing`)
+
+// unconfirmed hedges the values a confirmation that has not come is about: those of the clause
+// that says so and of the clauses it continues, and, when it begins with "but", of the clause
+// before it ("It arrives on Friday at 10:00, but the carrier hasn't confirmed yet"). The status
+// keeps its own stance.
+func (d *Doc) unconfirmed(s *sentence, set func(int, Stance, string)) {
+	for _, it := range s.items {
+		m := it.m
+		if m == nil || m.Kind != Status || m.axis != "confirmation" ||
+			!(m.Value == "confirmed" && it.stance == Negated || m.Value == "unconfirmed" && it.stance == Asserted) {
+			continue
+		}
+		value := func(k int) bool {
+			x := s.items[k].m
+			return x != nil && x.Kind != Status && x.Kind != Name && x.Kind != ID
+		}
+		// a clause with a value of its own is the one said to be unconfirmed ("the 14:30 slot is
+		// not confirmed yet"); one without goes on to the clauses it continues
+		hedge := func(ci int) {
+			for ; ci >= 0; ci = s.clauses[ci].cont {
+				c, found := s.clauses[ci], false
+				for k := c.i0; k < c.i1; k++ {
+					if value(k) {
+						set(k, Hedged, "not confirmed")
+						found = true
+					}
+				}
+				if found {
+					return
+				}
+			}
+		}
+		ci := it.clause
+		hedge(ci)
+		if c := s.clauses[ci]; ci > 0 && (c.start == "but" || c.start == "though" || c.start == "although") {
+			hedge(ci - 1)
+		}
+	}
+}
+
+// bareDenial reports whether clause ci holds nothing but the value at item at and the words of
+// the trigger that denies it ("14:30 is wrong;", "not Thursday,").
+func (d *Doc) bareDenial(s *sentence, ci, at int) bool {
+	c, it := s.clauses[ci], s.items[at]
+	if it.trigS < 0 {
+		return false
+	}
+	for k := c.i0; k < c.i1; k++ {
+		if k == at || !s.items[k].word {
+			continue
+		}
+		if t := d.toks[s.items[k].t0]; t.s < it.trigS || t.e > it.trigE {
+			return false
+		}
+	}
+	return true
+}
+
+// opensCondition reports whether clause c starts (after its punctuation) with a conditional
+// opener: "if", "unless", "provided that", ….
+func (d *Doc) opensCondition(s *sentence, c clause) bool {
+	k := c.i0
+	for k < c.i1 && !s.items[k].word {
+		k++
+	}
+	if k >= c.i1 || s.items[k].m != nil {
+		return false
+	}
+	t := s.items[k].t0
+	if openers[d.toks[t].low] {
+		return true
+	}
+	for p := range conditionWords {
+		if d.startsWith(t, s.t1, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueIn reports whether items i0..i1 of s hold a value other than a name.
+func (d *Doc) valueIn(s *sentence, i0, i1 int) bool {
+	for k := i0; k < i1 && k < len(s.items); k++ {
+		if m := s.items[k].m; m != nil && m.Kind != Name {
+			return true
+		}
+	}
+	return false
+}
 
 func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int, Stance, string)) {
 	ci := s.items[i].clause
@@ -1350,15 +1570,22 @@ func (d *Doc) conditionalScope(s *sentence, i, end int, t *trigger, set func(int
 			set(k, Conditional, t.words)
 		}
 	}
-	if openers[first] || t.words == "in case" || t.words == "provided that" || t.words == "as long as" || t.words == "only if" {
-		if ci == 0 || (ci == 1 && s.clauses[0].i1-s.clauses[0].i0 <= 1) {
+	if openers[first] || conditionWords[t.words] {
+		c := s.clauses[ci]
+		if ci == 0 || (ci == 1 && s.clauses[0].i1-s.clauses[0].i0 <= 1) || (c.i0 == i && !d.valueIn(s, 0, c.i0)) {
+			// "If the truck is late, …", "The cut-off, if Bram agrees, is 14:30": nothing was
+			// put forward before the condition
 			whole()
 			return
 		}
-		if c := s.clauses[ci]; c.i0 == i && c.start != "," && ci > 0 {
-			p := s.clauses[ci-1]
-			for k := p.i0; k < p.i1; k++ {
-				set(k, Conditional, t.words)
+		if c.i0 == i && (c.start != "," || !d.valueIn(s, c.i1, len(s.items))) {
+			// "the cut-off is 16:15 if you go via Antwerp"; after a comma, a condition that
+			// ends the sentence ("…, assuming the reefer passes inspection"): the clause it
+			// follows and the clauses that one continues
+			for p := ci - 1; p >= 0; p = s.clauses[p].cont {
+				for k := s.clauses[p].i0; k < s.clauses[p].i1; k++ {
+					set(k, Conditional, t.words)
+				}
 			}
 		}
 	}
@@ -1550,6 +1777,12 @@ func (d *Doc) movedTo(s *sentence, to int, set func(int, Stance, string)) {
 	if y < 0 || s.items[y].clause != s.items[to].clause {
 		return
 	}
+	if m := s.items[y].m; m.Kind == Number && m.t0 >= 1 && labelNouns[d.toks[m.t0-1].low] {
+		return // "Bring 24 pallets to gate 7": a place, no new count
+	}
+	if to > 0 && s.items[to-1].m != nil && s.items[to-1].m.Kind == Number && y == to+1 && s.items[y].m.Kind != Number {
+		return // "The increase will be 3 to 4%": a range, the bare number in the unit of the other
+	}
 	verb := -1
 	for j := to - 1; j >= 0 && s.items[j].clause == s.items[to].clause; j-- {
 		if it := s.items[j]; it.m == nil && changeVerbs[d.toks[it.t0].low] {
@@ -1643,6 +1876,9 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 			}
 			if comma && !or {
 				brk = true // "EUR 6,480, to Noorderlaan 147": a range is not split by a comma
+			}
+			if x.Kind == y.Kind && x.Value == y.Value && (x.Kind == Phone || x.Kind == Email || x.Kind == Date || x.Kind == Time) {
+				same = false // "0182 555 0231 or +31 182 555 0231": one value in two forms
 			}
 			if same && words <= 3 && !brk {
 				px := s.items[prev].stance
@@ -1845,11 +2081,21 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		if ci == 0 {
 			first = true
 		}
-		if own {
-			break
+		if own && !(c.start == ":" && !c.own && c.cont >= 0) {
+			break // a name's own clause, and the label it is the value of ("Driver: Derek Olsen")
 		}
 		newPredicate = newPredicate || d.startsPredicate(s, c)
 		ci = c.cont
+	}
+	if x := s.items[at].clause; !own && s.items[at].stance == Negated && d.bareDenial(s, x, at) {
+		// "14:30 is wrong; the cut-off is 15:00", "Not 14:30. It's 15:00.": the correction after
+		// it says what was denied
+		if x+1 < len(s.clauses) {
+			c := s.clauses[x+1]
+			out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
+		} else if n := s.idx + 1; n < len(d.sents) && d.sents[n].block == s.block {
+			out = append(out, span{d.sents[n].t0, d.sents[n].t1})
+		}
 	}
 	if !own && d.itClause(s, s.items[at].clause) {
 		// "I haven't heard back, so it is still unconfirmed": "it" is what the sentence before
@@ -1995,6 +2241,11 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 			}
 			p = d.sents[p.prev]
 		}
+	}
+	if n := s.idx + 1; ci == len(s.clauses)-1 && s.items[at].stance == Negated && d.bareDenial(s, ci, at) && n < len(d.sents) && d.sents[n].block == s.block {
+		// "14:30 is wrong; the Kaasmakers cut-off is 15:00": the correction's
+		ns := d.sents[n]
+		return d.nearest(ns, 0, len(ns.items), 0, class)
 	}
 	return ""
 }

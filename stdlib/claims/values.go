@@ -347,6 +347,20 @@ func (sc *scanner) numericDate(i int) int {
 	x, y := atoi(a.low), atoi(b.low)
 	year := 0
 	j := i + 3
+	if t := sc.tok(j + 1); sep == "." && sc.low(j) == "." && sc.attached(j) && (t == nil || t.sp || t.kind != tNum) {
+		// "16.11." with its closing dot and no year, in a region that writes dates so or after
+		// a word that asks for a day ("on 8.1.", "Delivery date: 16.11."): not "The total is 16.11."
+		if !(dottedDates[strings.ToUpper(sc.d.opt.Region)] || sc.dayCue(i)) {
+			return i
+		}
+		dt, ok := sc.d.yearless(y, x)
+		if !ok {
+			return i
+		}
+		m := sc.add(Date, i, j, dt.Format("2006-01-02")) // the closing dot may end the sentence too
+		m.day = dt
+		return j
+	}
 	if sc.low(j) == sep && sc.attached(j) {
 		c := sc.tok(j + 1)
 		if c == nil || c.kind != tNum || !sc.attached(j+1) || (c.e-c.s != 2 && c.e-c.s != 4) {
@@ -359,7 +373,9 @@ func (sc *scanner) numericDate(i int) int {
 		j += 2
 	} else {
 		// without a year: only "d/m" (a slash), not "8.1" (a decimal) or "8-1" (a range), and not
-		// a fraction ("8/10 pallets"): after a word that asks for a day, or before no noun
+		// a fraction ("8/10 pallets"): after a word that asks for a day, or before no noun; and
+		// "16.11." with its closing dot, in a region that writes dates so or after a word that
+		// asks for a day ("on 8.1.", "Delivery date: 16.11.")
 		if sep != "/" {
 			return i
 		}
@@ -406,6 +422,22 @@ func (sc *scanner) numericDate(i int) int {
 	m := sc.add(Date, i, j, dt.Format("2006-01-02"))
 	m.day = dt
 	return j
+}
+
+// dottedDates are the regions that write a day and month as "16.11.".
+var dottedDates = map[string]bool{"DE": true, "AT": true, "CH": true, "DK": true, "NO": true, "FI": true, "PL": true, "CZ": true, "SK": true, "HU": true}
+
+// dayCue reports whether the words before token i ask for a day: "on", "by", "due", "date:".
+func (sc *scanner) dayCue(i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev := sc.d.toks[i-1].low
+	if prev == ":" && i >= 2 {
+		prev = sc.d.toks[i-2].low
+		return prev == "date" || prev == "day" || prev == "datum" || prev == "deadline" || prev == "due"
+	}
+	return dateCues[prev]
 }
 
 // dayMonth reads a date that starts with its day: "8 January", "8th of Jan 2026", "8. Januar"
@@ -993,6 +1025,9 @@ func (sc *scanner) bareRange(i int) int {
 			return i // "from 12 to 14 crates" counts crates
 		}
 	}
+	if n := sc.tok(j); n != nil && !n.sp && (n.low == "%" || n.low == "." || n.low == ",") && sc.tok(j+1) != nil && sc.tok(j+1).kind == tNum && !sc.tok(j+1).sp || n != nil && !n.sp && n.low == "%" {
+		return i // "from 3 to 4%", "from 3 to 4.5%": a percentage, not hours
+	}
 	if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" || sc.timeContext(i, j) {
 		if sc.low(j) == "h" || sc.low(j) == "hrs" || sc.low(j) == "uhr" {
 			j++
@@ -1037,15 +1072,27 @@ func (sc *scanner) zone(j int) *int {
 	return &off
 }
 
-// zoneAt reads a zone at token j: its offset and the token after it.
+// zoneAt reads a zone at token j: its offset and the token after it. A zone named without saying
+// standard or daylight time ("PT", "Central time", "London time") is the one in force where it
+// is on the day the text was written (when that is known).
 func (sc *scanner) zoneAt(j int) (int, int, bool) {
+	off, e, key, ok := sc.zoneKeyAt(j)
+	if ok && sc.d.hasClock && inDaylightTime(zoneRules[key], sc.d.today) {
+		off += 60
+	}
+	return off, e, ok
+}
+
+// zoneKeyAt reads a zone at token j: its standard offset, the token after it, and the word(s)
+// that named it.
+func (sc *scanner) zoneKeyAt(j int) (int, int, string, bool) {
 	k := j
 	if sc.low(k) == "(" {
 		k++
 	}
 	t := sc.tok(k)
 	if t == nil || t.kind != tWord {
-		return 0, j, false
+		return 0, j, "", false
 	}
 	end := func(e int) int {
 		if sc.low(e) == "time" {
@@ -1057,15 +1104,47 @@ func (sc *scanner) zoneAt(j int) (int, int, bool) {
 		return e
 	}
 	if off, ok := zoneWords[t.low]; ok && (t.low != "z" || !t.sp) && (len(t.low) > 2 || isUpperASCII(sc.d.src[t.s:t.e])) {
-		return off, end(k + 1), true
+		return off, end(k + 1), t.low, true
 	}
 	if off, ok := zoneNames[t.low+" "+sc.low(k+1)]; ok && sc.low(k+2) == "time" {
-		return off, end(k + 2), true
+		return off, end(k + 2), t.low + " " + sc.low(k+1), true
 	}
 	if off, ok := zoneNames[t.low]; ok && sc.low(k+1) == "time" {
-		return off, end(k + 1), true
+		return off, end(k + 1), t.low, true
 	}
-	return 0, j, false
+	if off, ok := zoneNames[t.low]; ok && zoneRules[t.low] == "us" && !strings.Contains(t.low, " ") {
+		// "9 AM Central", "at 2:30 Pacific.": a US zone's name alone, before no other word
+		if n := sc.tok(k + 1); n == nil || n.kind != tWord {
+			return off, end(k + 1), t.low, true
+		}
+	}
+	return 0, j, "", false
+}
+
+// inDaylightTime reports whether day (midnight UTC) is in daylight saving time by a rule of
+// zoneRules: "us" from the second Sunday of March to the first Sunday of November, "eu" from the
+// last Sunday of March to the last Sunday of October; "" never.
+func inDaylightTime(rule string, day time.Time) bool {
+	y := day.Year()
+	// nth is the n-th Sunday of month m (n = -1: the last)
+	nth := func(m time.Month, n int) time.Time {
+		if n < 0 {
+			t := time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC)
+			return t.AddDate(0, 0, -int(t.Weekday()))
+		}
+		t := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+		return t.AddDate(0, 0, (7-int(t.Weekday()))%7+7*(n-1))
+	}
+	var from, to time.Time
+	switch rule {
+	case "us":
+		from, to = nth(time.March, 2), nth(time.November, 1)
+	case "eu":
+		from, to = nth(time.March, -1), nth(time.October, -1)
+	default:
+		return false
+	}
+	return !day.Before(from) && day.Before(to)
 }
 
 // zoneEnd skips a zone after a time.
