@@ -83,6 +83,15 @@ import (
 // made of words found nowhere is the reference's own invention, which a verifier checking it
 // would hold against every other agent.
 //
+// Naming rules. A path is also seen when it follows a naming rule in seen or reached text (a
+// README the reference read, a tool's description): a token that ends with the extension of the
+// path's name and holds placeholders, YYYY, YY, MM and DD for that many digits (a run of letters
+// of its own: "report-YYYYMMDD.md", not "reportYYYYMMDD.md") and <word> or {word} for seen words
+// (joined by "-" or "_"; parts made of digits only are free, as in a name), the rest literal.
+// "Q<quarter>-<client>.md" gives Q4-kaasmakers.md once "Kaasmakers" is seen, "report-v<n>.md"
+// gives report-v3.md, which the words alone do not; the folder above the rule's segments is known
+// by the rule for paths (ruleKnown). The diagnostic's advice, newPathAdvice, says the same.
+//
 // One diagnostic is given per distinct identifier, at the first call that passes it.
 func (v *taskCheck) checkHiddenInfo(o *oracleRun) {
 	h := newHiddenInfo(o.p, o.res)
@@ -92,7 +101,7 @@ func (v *taskCheck) checkHiddenInfo(o *oracleRun) {
 		if f.kind == kindNewPath {
 			msg = fmt.Sprintf("turn %d: the reference's call %s passes %s = %q (the path of a new file or folder), whose name no agent could have known before that call: "+
 				"neither the prompt, a user turn, the tool schemas, an earlier result of the episode nor a file the task's tools reach gives it; "+
-				"give the name in the prompt or a user turn, or make it discoverable through a tool (a file, a directory record, a mail), such as a naming rule in a README the reference reads first",
+				newPathAdvice,
 				c.Turn, callString(c), f.where, f.value)
 		} else {
 			msg = fmt.Sprintf("turn %d: the reference's call %s passes %s = %q (%s), which no agent could have seen before that call: "+
@@ -498,7 +507,174 @@ func pathKnown(texts []*seenText, p string, reached func(string) bool, depth int
 			return true
 		}
 	}
-	return nameSeen(texts, path.Base(lp)) && pathKnown(texts, path.Dir(p), reached, depth+1)
+	if nameSeen(texts, path.Base(lp)) && pathKnown(texts, path.Dir(p), reached, depth+1) {
+		return true
+	}
+	return ruleKnown(texts, p, reached, depth)
+}
+
+// newPathAdvice is how the hidden-info diagnostic of a new path says to make its name known: what
+// pathKnown and ruleKnown accept.
+const newPathAdvice = "give the name in the prompt or a user turn, or make it discoverable through a tool (a file, a directory record, a mail): " +
+	"the path itself, or its folder and the words of its name, or a naming rule the reference reads first, " +
+	"such as \"reports/YYYY-MM-summary.md\" or \"<client>-summary.md\" in a README " +
+	"(YYYY, YY, MM and DD stand for that many digits, <word> or {word} for seen words)"
+
+// maxRule bounds the length of a naming rule, in bytes.
+const maxRule = 200
+
+// ruleKnown reports whether clean path p follows a naming rule stated in texts. A rule is a token
+// of the text (a run of characters up to white space, a quote, a backtick, a bracket, a comma, a
+// semicolon, a colon, "*", "=" or "|", at most maxRule bytes) that ends with the extension of p's
+// base name (a non-empty one) and holds a placeholder: a run of letters that is made of YYYY, YY,
+// MM and DD only (a run of as many digits each: "yyyymmdd" is 8 digits), or <word> or {word}
+// (one or more runs of letters and digits joined by "-" or "_", each a seen word or made of digits
+// only, as in a name). The rest of the rule is literal. Its segments (split at "/") match p's last
+// segments one for one, ignoring case; the folder above them is then known by pathKnown's rule,
+// and is "/" when the rule starts with "/".
+func ruleKnown(texts []*seenText, p string, reached func(string) bool, depth int) bool {
+	lp := strings.ToLower(p)
+	ext := path.Ext(lp)
+	if ext == "" || ext == "." || depth > 64 {
+		return false
+	}
+	memo := &ruleMemo{compiled: map[string]*regexp.Regexp{}, known: map[string]bool{}}
+	for _, t := range texts {
+		s := t.b.String()
+		for from := 0; ; {
+			i := strings.Index(s[from:], ext)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + 1
+			j := i + len(ext)
+			if j < len(s) && wideRight(s, j) {
+				continue // a longer extension or name
+			}
+			k := i
+			for k > 0 && i-k < maxRule && !ruleStop(s[k-1]) {
+				k--
+			}
+			if k > 0 && !ruleStop(s[k-1]) {
+				continue // longer than a rule
+			}
+			if tok := s[k:j]; mayHoldPlaceholder(tok) && ruleMatches(texts, tok, p, reached, depth, memo) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mayHoldPlaceholder is a quick test of whether a token can be a naming rule.
+func mayHoldPlaceholder(tok string) bool {
+	return strings.ContainsAny(tok, "<{") || strings.Contains(tok, "yy") || strings.Contains(tok, "mm") || strings.Contains(tok, "dd")
+}
+
+// ruleStop reports whether byte c ends a naming rule (see ruleKnown).
+func ruleStop(c byte) bool {
+	return strings.IndexByte(" \t\n\r\"'`()[],;:*=|", c) >= 0
+}
+
+var (
+	// placeholderRE finds the placeholders of a naming rule (in lower case): <word>, {word}, or a
+	// run of letters to be checked by dateRunRE
+	placeholderRE = regexp.MustCompile(`<[\p{L}\p{N}_-]{1,40}>|\{[\p{L}\p{N}_-]{1,40}\}|\p{L}+`)
+	dateRunRE     = regexp.MustCompile(`^(yyyy|yy|mm|dd)+$`)
+	datePartRE    = regexp.MustCompile(`yyyy|yy|mm|dd`)
+)
+
+// ruleMatches reports whether rule, a token of seen text, is a naming rule (see ruleKnown) that
+// the clean path p follows.
+func ruleMatches(texts []*seenText, rule, p string, reached func(string) bool, depth int, memo *ruleMemo) bool {
+	rule = strings.TrimPrefix(rule, "./")
+	abs := strings.HasPrefix(rule, "/")
+	rs := strings.Split(strings.TrimPrefix(rule, "/"), "/")
+	segs := strings.Split(p[1:], "/")
+	if len(rs) > len(segs) || abs && len(rs) != len(segs) {
+		return false
+	}
+	tail := strings.ToLower(strings.Join(segs[len(segs)-len(rs):], "/"))
+	var re strings.Builder
+	re.WriteString("^")
+	holders := 0
+	literal := func(s string) bool { // a literal part, which the tail must hold
+		re.WriteString(regexp.QuoteMeta(s))
+		return strings.Contains(tail, s)
+	}
+	for n, seg := range rs {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+		if n > 0 {
+			re.WriteString("/")
+		}
+		last := 0
+		for _, m := range placeholderRE.FindAllStringIndex(seg, -1) {
+			ph := seg[m[0]:m[1]]
+			var part string
+			switch {
+			case ph[0] == '<' || ph[0] == '{':
+				part = `([\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*)`
+			case dateRunRE.MatchString(ph):
+				for _, d := range datePartRE.FindAllString(ph, -1) {
+					part += fmt.Sprintf("[0-9]{%d}", len(d))
+				}
+			default:
+				continue // a literal word
+			}
+			holders++
+			if !literal(seg[last:m[0]]) {
+				return false
+			}
+			re.WriteString(part)
+			last = m[1]
+		}
+		if !literal(seg[last:]) {
+			return false
+		}
+	}
+	re.WriteString("$")
+	if holders == 0 {
+		return false
+	}
+	x, ok := memo.compiled[re.String()]
+	if !ok {
+		x, _ = regexp.Compile(re.String())
+		memo.compiled[re.String()] = x
+	}
+	if x == nil {
+		return false
+	}
+	m := x.FindStringSubmatch(tail)
+	if m == nil {
+		return false
+	}
+	for _, w := range m[1:] {
+		if !memo.once("w"+w, func() bool { return wordsSeen(texts, w, true) }) {
+			return false
+		}
+	}
+	dir := "/" + strings.Join(segs[:len(segs)-len(rs)], "/")
+	return memo.once("d"+dir, func() bool { return pathKnown(texts, dir, reached, depth+1) })
+}
+
+// ruleMemo is what ruleKnown has worked out for one path: the rules' expressions by source, and
+// whether a placeholder's value ("w" and the value) or a folder ("d" and the path) is known.
+type ruleMemo struct {
+	compiled map[string]*regexp.Regexp
+	known    map[string]bool
+}
+
+// once returns f's result for key, calling f only the first time.
+func (m *ruleMemo) once(key string, f func() bool) bool {
+	v, ok := m.known[key]
+	if !ok {
+		v = f()
+		m.known[key] = v
+	}
+	return v
 }
 
 // nameSeen reports whether a base name occurs whole, or each of its parts with a letter is a

@@ -2,8 +2,10 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -25,6 +27,7 @@ func TestHiddenInfoTestdata(t *testing.T) {
 		"weak/hidden_address_constant.star": `"to"[0] = "greta.vogel@verdant.example" (a mail address)`,
 		"weak/hidden_record_id.star":        `"id" = "T-1042" (the id of record tickets/T-1042)`,
 		"weak/hidden_new_path.star":         `"path" = "/reports/lumen_digest.md" (the path of a new file or folder)`,
+		"weak/hidden_new_path_rule.star":    `"path" = "/reports/kaasmakers-Q4.md" (the path of a new file or folder)`,
 	}
 	var files []string
 	for _, kind := range []string{"weak", "strong"} {
@@ -63,6 +66,9 @@ func TestHiddenInfoTestdata(t *testing.T) {
 				assert.Contains(t, d.Message, "passes argument "+w, rel)
 			}
 			assert.Contains(t, d.Message, "make it discoverable through a tool (a file, a directory record, a mail)", rel)
+			if strings.Contains(d.Message, "(the path of a new file or folder)") {
+				assert.True(t, strings.HasSuffix(d.Message, "; "+newPathAdvice), "%s: the advice says what the check accepts: %s", rel, d.Message)
+			}
 			assert.NotZero(t, d.Line, "%s: the diagnostic points at the call", rel)
 		} else {
 			assert.Equal(t, "ok", tr.Status, "%s: %v", rel, tr.Diagnostics)
@@ -347,6 +353,66 @@ task(name = "t", prompt = "Export the report.", tools = [tool(name = "export", d
 	assert.Equal(t, []string{`export argument "report"["file_path"] = /out/zeta.md`}, hidden(t, nested))
 }
 
+// text is seen text made of ss.
+func text(ss ...string) []*seenText {
+	s := &seenText{}
+	for _, x := range ss {
+		s.add(x)
+	}
+	return []*seenText{s}
+}
+
+// TestNamingRules: a new path is known when it follows a naming rule of seen text, with
+// placeholders for digits of the right count and for seen words; the examples of newPathAdvice are
+// such rules.
+func TestNamingRules(t *testing.T) {
+	t.Parallel()
+	texts := func(rule string) []*seenText {
+		return text("The reports folder: "+rule, "Clients: Kaasmakers, Tulpen Retail.")
+	}
+	known := func(rule, p string) bool { return pathKnown(texts(rule), p, nil, 0) }
+	follows := func(rule, p string) bool { return ruleKnown(texts(rule), p, nil, 0) }
+	// what the words alone do not give: a placeholder run into a literal, letters next to digits
+	assert.False(t, pathKnown(text("The reports folder.", "Clients: Kaasmakers."), "/reports/q4-kaasmakers.md", nil, 0))
+	assert.True(t, known("name them Q<quarter>-<client>.md.", "/reports/Q4-Kaasmakers.md"))
+	assert.True(t, known("`report-v<n>.md`", "/reports/report-v3.md"))
+	assert.True(t, known("<client>summary.md", "/reports/kaasmakerssummary.md"))
+	assert.True(t, follows(`"report-YYYYMMDD.md"`, "/reports/report-20260105.md"))
+	assert.True(t, follows("{client}_YYMM.csv", "/reports/tulpen-retail_2601.csv"), "a word placeholder takes seen words joined by - or _")
+	// a placeholder takes only digits of its count, or seen words; YYYY, YY, MM and DD stand alone
+	assert.False(t, follows(`"report-YYYYMMDD.md"`, "/reports/report-2026015.md"))
+	assert.False(t, follows(`"report-YYYYMMDD.md"`, "/reports/report-abcdefgh.md"))
+	assert.False(t, follows(`"reportYYYYMMDD.md"`, "/reports/report20260105.md"), "a placeholder is a run of letters of its own")
+	assert.False(t, follows("summary.md", "/reports/su12ary.md"))
+	assert.False(t, follows("Q<quarter>-<client>.md", "/reports/q4-lumen.md"))
+	assert.False(t, known("Q<quarter>-<client>.md", "/reports/q4-lumen.md"))
+	assert.False(t, known("Q<quarter>-<client>.md", "/reports/kaasmakers-q4.md"), "the literal parts hold")
+	assert.False(t, known("report-v<n>.md", "/reports/report-v3.txt"), "the same extension")
+	assert.False(t, known("report-v<n>", "/reports/report-v3"), "a rule has an extension")
+	assert.False(t, known("report-v3.md", "/reports/report-v4.md"), "a token without a placeholder is no rule")
+	// folders: the rule's segments match the path's last ones, the folder above is known as usual
+	assert.True(t, follows("reports/<client>/YYYY-MM.md", "/reports/tulpen/2026-01.md"))
+	assert.True(t, follows("/reports/<client>/YYYY-MM.md", "/reports/tulpen/2026-01.md"))
+	assert.False(t, follows("/<client>/YYYY-MM.md", "/reports/tulpen/2026-01.md"), "a rule from the root holds all the path")
+	assert.False(t, follows("<client>/YYYY-MM.md", "/archive/tulpen/2026-01.md"), "the folder above the rule is known")
+	assert.True(t, ruleKnown(text("<client>/YYYY-MM.md", "tulpen"), "/archive/tulpen/2026-01.md", func(p string) bool { return p == "/archive" }, 0))
+	// the advice's examples are rules the check accepts
+	examples := regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(newPathAdvice, -1)
+	require.Len(t, examples, 2)
+	assert.True(t, follows(examples[0][1], "/reports/2025-12-summary.md"))
+	assert.False(t, follows(examples[0][1], "/reports/2025-1-summary.md"))
+	assert.True(t, follows(examples[1][1], "/reports/tulpen-retail-summary.md"))
+	assert.True(t, follows(examples[1][1], "/reports/kaasmakers-summary.md"))
+	assert.False(t, follows(examples[1][1], "/reports/lumen-summary.md"))
+	// many rules: each is compiled only when the name holds its literal parts, and once
+	var many strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&many, "see reports/notes.md, q<n>-r%d.md and <a>-<b>.md\n", i)
+	}
+	assert.False(t, pathKnown(text(many.String()), "/reports/q9-final.md", nil, 0))
+	assert.True(t, pathKnown(text(many.String()), "/reports/q9-r123.md", nil, 0))
+}
+
 func TestTokenMatching(t *testing.T) {
 	t.Parallel()
 	assert.True(t, containsWord("see m4.", "m4"))
@@ -376,13 +442,6 @@ func TestTokenMatching(t *testing.T) {
 
 func TestPathKnown(t *testing.T) {
 	t.Parallel()
-	text := func(ss ...string) []*seenText {
-		s := &seenText{}
-		for _, x := range ss {
-			s.add(x)
-		}
-		return []*seenText{s}
-	}
 	assert.True(t, pathKnown(text(), "/", nil, 0))
 	assert.True(t, pathKnown(text("read /reports/q3.md"), "/reports/q3.md", nil, 0))
 	assert.True(t, pathKnown(text("read reports/q3.md"), "/reports/q3.md", nil, 0))

@@ -1,6 +1,9 @@
 package calendar
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/coworkenv/coworkenv/internal/jsonv"
 	"github.com/coworkenv/coworkenv/internal/limits"
 	"github.com/coworkenv/coworkenv/workspace"
@@ -19,7 +22,9 @@ var agentTools = []*tools.Tool{
 		Group: group,
 		Description: "List the calendar events that overlap a time range (an event that ends exactly at start or " +
 			"begins exactly at end is not included), sorted by start time. Each event is {id, title, start, " +
-			"end, attendees, location, description}. " + tools.ListingDoc,
+			"end, attendees, location, description, calendar}. The calendar may hold colleagues' events too: calendar says " +
+			"whose calendar an event is on: \"yours\" when your address is among its attendees or it has none, " +
+			"otherwise its attendees' addresses (a colleague's event, which you are not on). " + tools.ListingDoc,
 		Params: []tools.Param{
 			tools.Req("start", tools.TypeString, "Start of the range, "+timeDesc),
 			tools.Req("end", tools.TypeString, "End of the range, "+timeDesc),
@@ -72,9 +77,12 @@ func calendarList(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error) 
 	if err != nil {
 		return nil, err
 	}
+	me := ws.Mail().Address()
 	out := make([]jsonv.Value, 0, min(len(evs), limits.ListItems))
 	for _, e := range evs[:cap(out)] {
-		out = append(out, EventJSON(e))
+		j := EventJSON(e)
+		j.Set("calendar", whose(e, me)) // a shared calendar: the listing says whose each event is
+		out = append(out, j)
 	}
 	return tools.Listing(out, len(evs), false, "events", "give a shorter time range"), nil
 }
@@ -121,6 +129,16 @@ func calendarDelete(ws *workspace.State, args *jsonv.Object) (jsonv.Value, error
 		return nil, err
 	}
 	return tools.OKResult(), nil
+}
+
+// whose says whose calendar event e is on, for the user whose address is me: "yours" when me is
+// among its attendees (ignoring case) or it has none, otherwise its attendees' addresses joined
+// by ", " (a colleague's event the user is not on).
+func whose(e workspace.Event, me string) string {
+	if len(e.Attendees) == 0 || slices.ContainsFunc(e.Attendees, func(a string) bool { return strings.EqualFold(a, me) }) {
+		return "yours"
+	}
+	return strings.Join(e.Attendees, ", ")
 }
 
 // EventJSON is an event as the calendar tools show it: id, title, start, end, attendees,
