@@ -1527,6 +1527,27 @@ func (d *Doc) bareDenial(s *sentence, ci, at int) bool {
 	return true
 }
 
+// elidedUnitWords may stand between a value and a bare number that shares its unit.
+var elidedUnitWords = words(`or maybe perhaps possibly probably even sometimes`)
+
+// elidedUnit reports whether the items between two values are a comma and at most words of
+// elidedUnitWords: "4 days, 6 with …", "32 pallets, maybe 34", "3 working days, or 5".
+func (d *Doc) elidedUnit(between []item) bool {
+	comma := false
+	for _, b := range between {
+		if b.m != nil {
+			return false
+		}
+		switch l := d.toks[b.t0].low; {
+		case l == ",":
+			comma = true
+		case !elidedUnitWords[l]:
+			return false
+		}
+	}
+	return comma
+}
+
 // opensCondition reports whether clause c starts (after its punctuation) with a conditional
 // opener: "if", "unless", "provided that", ….
 func (d *Doc) opensCondition(s *sentence, c clause) bool {
@@ -1865,6 +1886,18 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				}
 				x.Kind, x.unit = y.Kind, y.unit
 				x.Value = restate(x, y)
+				same = true
+			}
+			if y.Kind == Number && y.Role == "" && (x.Kind == Duration || x.Kind == Count || x.Kind == Money || x.Kind == Percent) && d.elidedUnit(between) {
+				// "4 days, 6 with customs checks", "32 pallets, maybe 34": the second number in the
+				// first's unit
+				if x.Kind == Duration {
+					if n, err := decimal.NewFromString(strings.ReplaceAll(digitsOf(x.Text), ",", ".")); err == nil && !n.IsZero() {
+						y.num = y.num.Mul(x.num.Div(n))
+					}
+				}
+				y.Kind, y.unit = x.Kind, x.unit
+				y.Value = restate(y, x)
 				same = true
 			}
 			if x.Kind == ID && y.Kind == Number && or && words <= 1 {
