@@ -1527,6 +1527,23 @@ func (d *Doc) bareDenial(s *sentence, ci, at int) bool {
 	return true
 }
 
+// unitKind reports whether a kind carries a unit a bare number beside it may share.
+func unitKind(k Kind) bool {
+	return k == Percent || k == Money || k == Count || k == Duration
+}
+
+// inUnitOf makes the bare number n a value of u's kind and unit: a duration's number is scaled by
+// u's ("2-3 days": 2 days in seconds).
+func inUnitOf(n, u *mention) {
+	if u.Kind == Duration {
+		if w, err := decimal.NewFromString(strings.ReplaceAll(digitsOf(u.Text), ",", ".")); err == nil && !w.IsZero() {
+			n.num = n.num.Mul(u.num.Div(w))
+		}
+	}
+	n.Kind, n.unit = u.Kind, u.unit
+	n.Value = restate(n, u)
+}
+
 // elidedUnitWords may stand between a value and a bare number that shares its unit.
 var elidedUnitWords = words(`or maybe perhaps possibly probably even sometimes`)
 
@@ -1877,27 +1894,12 @@ func (d *Doc) alternatives(s *sentence, set func(int, Stance, string)) {
 				}
 			}
 			same := family(x.Kind) == family(y.Kind) || x.Kind == Duration && y.Kind == Duration
-			if x.Kind == Number && (y.Kind == Percent || y.Kind == Money || y.Kind == Count || y.Kind == Duration) && rng && len(between) <= 2 {
-				if y.Kind == Duration {
-					// "2-3 days": the first number in the second's unit
-					if n, err := decimal.NewFromString(strings.ReplaceAll(digitsOf(y.Text), ",", ".")); err == nil && !n.IsZero() {
-						x.num = x.num.Mul(y.num.Div(n))
-					}
-				}
-				x.Kind, x.unit = y.Kind, y.unit
-				x.Value = restate(x, y)
+			if x.Kind == Number && unitKind(y.Kind) && rng && len(between) <= 2 {
+				inUnitOf(x, y) // "2-3 days": the first number in the second's unit
 				same = true
 			}
-			if y.Kind == Number && y.Role == "" && (x.Kind == Duration || x.Kind == Count || x.Kind == Money || x.Kind == Percent) && d.elidedUnit(between) {
-				// "4 days, 6 with customs checks", "32 pallets, maybe 34": the second number in the
-				// first's unit
-				if x.Kind == Duration {
-					if n, err := decimal.NewFromString(strings.ReplaceAll(digitsOf(x.Text), ",", ".")); err == nil && !n.IsZero() {
-						y.num = y.num.Mul(x.num.Div(n))
-					}
-				}
-				y.Kind, y.unit = x.Kind, x.unit
-				y.Value = restate(y, x)
+			if y.Kind == Number && y.Role == "" && unitKind(x.Kind) && d.elidedUnit(between) {
+				inUnitOf(y, x) // "4 days, 6 with customs checks", "32 pallets, maybe 34"
 				same = true
 			}
 			if x.Kind == ID && y.Kind == Number && or && words <= 1 {
