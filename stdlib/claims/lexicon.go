@@ -87,6 +87,10 @@ var triggers = []trigger{
 	{"rose by", Past, adj}, {"fell by", Past, adj}, {"went up by", Past, adj}, {"went down by", Past, adj}, {"was replaced", Past, back}, {"has been replaced", Past, back}, {"is outdated", Past, back},
 	{"is out of date", Past, back}, {"is obsolete", Past, back}, {"is superseded", Past, back}, {"has changed", Past, back},
 	{"tried to", Past, fwd}, {"attempted to", Past, fwd}, // an attempt: "I tried to book 14:30 but it was taken"
+	// a status taken back: "CLM-7001 was approved on 2 March but the approval was withdrawn"
+	{"was withdrawn", Past, sent | stat}, {"has been withdrawn", Past, sent | stat}, {"was revoked", Past, sent | stat},
+	{"has been revoked", Past, sent | stat}, {"was rescinded", Past, sent | stat}, {"was reversed", Past, sent | stat},
+	{"has been reversed", Past, sent | stat},
 	{"was originally", Past, fwd}, {"were originally", Past, fwd},
 
 	// Hedges: the writer does not commit to the value.
@@ -109,6 +113,10 @@ var triggers = []trigger{
 	// a hedged negation denies nothing: "INV-7731 might not be approved"
 	{"might not", Hedged, fwd | back}, {"may not", Hedged, fwd | back}, {"probably not", Hedged, fwd | back},
 	{"possibly not", Hedged, fwd | back}, {"perhaps not", Hedged, fwd | back}, {"maybe not", Hedged, fwd | back},
+	{"not 100% sure", Hedged, fwd | back}, {"not 100 % sure", Hedged, fwd | back}, {"not 100% certain", Hedged, fwd | back},
+	// a value said to come true later is not one yet: "TCK-8801 is resolved, or it will be once …"
+	{"or it will be", Hedged, sent}, {"or will be", Hedged, sent}, {"or it soon will be", Hedged, sent}, {"or it should be", Hedged, sent},
+	{"ready to", Hedged, fwd}, {"about to", Hedged, fwd},
 	{"provisionally", Hedged, fwd}, {"provisional", Hedged, fwd | back}, {"hopefully", Hedged, fwd | back}, {"prob", Hedged, fwd}, {"probs", Hedged, fwd},
 	{"as far as i can tell", Hedged, fwd | back}, {"as far as i can see", Hedged, fwd | back}, {"as far as we can tell", Hedged, fwd | back},
 	{"not entirely sure", Hedged, fwd | back}, {"not completely sure", Hedged, fwd | back}, {"not fully sure", Hedged, fwd | back}, {"if i recall", Hedged, back | fwd},

@@ -128,6 +128,7 @@ func read(text string, opt Options) *Doc {
 		d.stances(s)
 	}
 	d.corrections()
+	d.footnotes()
 	d.bind()
 	d.supersededByNow()
 	return d
@@ -799,6 +800,58 @@ func (d *Doc) markCont(s *sentence) {
 	}
 }
 
+// footnotes makes conditional what a sentence marked with "*" puts forward, when a footnote (a
+// sentence that starts with "*") sets a condition: "The offsite is confirmed for Friday.*" over
+// "* Subject to the venue receiving our deposit."
+func (d *Doc) footnotes() {
+	cond := false
+	footnote := func(s *sentence) int { // the first word of a footnote, or -1
+		switch {
+		case d.toks[s.t0].low == "*" && s.t0+1 < s.t1:
+			return s.t0 + 1
+		case d.toks[s.t0].s == d.lines[d.toks[s.t0].line].marker && strings.HasPrefix(strings.TrimLeft(d.src[d.lines[d.toks[s.t0].line].s:d.toks[s.t0].s], " \t"), "*"):
+			return s.t0 // "* Subject to …", read as a list item: its "*" is the line's marker
+		}
+		return -1
+	}
+	for _, s := range d.sents {
+		if k := footnote(s); k >= 0 {
+			if openers[d.toks[k].low] {
+				cond = true
+			}
+			for p := range conditionWords {
+				if d.startsWith(k, s.t1, p) {
+					cond = true
+				}
+			}
+		}
+	}
+	if !cond {
+		return
+	}
+	for _, s := range d.sents {
+		marked := -1
+		for k := s.t0 + 1; k < s.t1; k++ {
+			if d.toks[k].low == "*" && !d.toks[k].sp {
+				marked = k
+			}
+		}
+		if s.t1 < len(d.toks) && d.toks[s.t1].low == "*" && !d.toks[s.t1].sp {
+			marked = s.t1 // "… on Friday 27 March.*": the mark after the full stop
+		}
+		if marked < 0 || footnote(s) >= 0 {
+			continue
+		}
+		for i := range s.items {
+			if m := s.items[i].m; m != nil && m.Stance.puts() && s.items[i].t0 < marked {
+				s.items[i].stance = Conditional
+				m.Stance, m.Trigger = Conditional, "*"
+				m.TriggerStart, m.TriggerEnd = d.toks[marked].s, d.toks[marked].e
+			}
+		}
+	}
+}
+
 // writerSubjects are the writer as a sentence's subject.
 var writerSubjects = words(`i i've i'm i'll i'd we we've we're we'll we'd`)
 
@@ -1232,6 +1285,13 @@ func (d *Doc) stances(s *sentence) {
 					}
 				}
 			}
+			if t.dir&back == 0 && t.stance == Hedged && s.items[i].clause > 0 && s.items[i].clause == len(s.clauses)-1 && d.onlyTrigger(s, c, i, end) {
+				// "…, maybe." at the end of a sentence: a hedge that has nothing after it looks back
+				p := s.clauses[s.items[i].clause-1]
+				for k := p.i0; k < p.i1; k++ {
+					set(k, t.stance, name)
+				}
+			}
 			if t.dir&back != 0 {
 				back := set
 				if t.stance == Negated && (d.valueAfter(s, end) || d.predicateBefore(s, i)) {
@@ -1256,6 +1316,11 @@ func (d *Doc) stances(s *sentence) {
 							break
 						}
 					}
+				}
+			}
+			if t.dir&sent != 0 {
+				for k := range s.items {
+					set(k, t.stance, name) // "…, or it will be once …", "the approval was withdrawn"
 				}
 			}
 			if t.stance == Conditional {
@@ -1337,9 +1402,26 @@ func (d *Doc) triggerAt(s *sentence, i int) *triggerMatch {
 	for _, e := range d.r.triggerIndex[it.key] {
 		j := i
 		ok := true
-		for k, w := range e.words {
+		for k := 0; k < len(e.words); k++ {
+			w := e.words[k]
 			for k > 0 && j < len(s.items) && s.items[j].m == nil && d.toks[s.items[j].t0].low == "-" {
 				j++
+			}
+			if j < len(s.items) && s.items[j].m != nil && k > 0 {
+				// a trigger that holds a value's words ("not 100% sure"): the value's text is the
+				// trigger's next words run together
+				text, run := strings.ToLower(s.items[j].m.Text), ""
+				for k < len(e.words) && len(run) < len(text) {
+					run += e.words[k]
+					k++
+				}
+				k--
+				if run != text {
+					ok = false
+					break
+				}
+				j++
+				continue
 			}
 			if j >= len(s.items) || s.items[j].m != nil || (s.items[j].key != w && d.toks[s.items[j].t0].low != w) {
 				ok = false
@@ -1443,7 +1525,7 @@ func (d *Doc) scopeBack(s *sentence, i int, st Stance, name string, set func(int
 }
 
 // triggerFillers may stand beside a trigger in a clause of its own ("if I remember correctly").
-var triggerFillers = words(`correctly right rightly exactly though then now`)
+var triggerFillers = words(`correctly right rightly exactly though then now i i'm am we we're are`)
 
 // onlyTrigger reports whether the clause c holds nothing but the trigger at items i..end (and
 // punctuation, and triggerFillers).
@@ -1548,21 +1630,29 @@ func inUnitOf(n, u *mention) {
 var elidedUnitWords = words(`or maybe perhaps possibly probably even sometimes`)
 
 // elidedUnit reports whether the items between two values are a comma and at most words of
-// elidedUnitWords: "4 days, 6 with …", "32 pallets, maybe 34", "3 working days, or 5".
+// elidedUnitWords: "4 days, 6 with …", "32 pallets, maybe 34", "3 working days, or 5"; or up to
+// four words, a comma and at least one of them ("14 days of leave left, maybe 16").
 func (d *Doc) elidedUnit(between []item) bool {
-	comma := false
-	for _, b := range between {
+	last := -1
+	for k, b := range between {
 		if b.m != nil {
 			return false
 		}
-		switch l := d.toks[b.t0].low; {
-		case l == ",":
-			comma = true
-		case !elidedUnitWords[l]:
+		if d.toks[b.t0].low == "," {
+			last = k
+		}
+	}
+	if last < 0 || last > 4 {
+		return false
+	}
+	for _, b := range between[last+1:] {
+		if !elidedUnitWords[d.toks[b.t0].low] {
 			return false
 		}
 	}
-	return comma
+	// words before the comma ("14 days of leave left, maybe 16") only when a word after it says
+	// the number is another value of the same thing
+	return last == 0 || len(between) > last+1
 }
 
 // opensCondition reports whether clause c starts (after its punctuation) with a conditional
