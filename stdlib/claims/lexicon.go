@@ -86,6 +86,7 @@ var triggers = []trigger{
 	{"increase of", Past, adj}, {"decrease of", Past, adj}, {"rise of", Past, adj}, {"drop of", Past, adj},
 	{"rose by", Past, adj}, {"fell by", Past, adj}, {"went up by", Past, adj}, {"went down by", Past, adj}, {"was replaced", Past, back}, {"has been replaced", Past, back}, {"is outdated", Past, back},
 	{"is out of date", Past, back}, {"is obsolete", Past, back}, {"is superseded", Past, back}, {"has changed", Past, back},
+	{"until last week", Past, back}, {"until last month", Past, back}, {"until yesterday", Past, back}, {"until recently", Past, back}, {"until now", Past, back},
 	{"tried to", Past, fwd}, {"attempted to", Past, fwd}, // an attempt: "I tried to book 14:30 but it was taken"
 	// a status taken back: "CLM-7001 was approved on 2 March but the approval was withdrawn"
 	{"was withdrawn", Past, sent | stat}, {"has been withdrawn", Past, sent | stat}, {"was revoked", Past, sent | stat},

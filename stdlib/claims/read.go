@@ -852,6 +852,41 @@ func (d *Doc) footnotes() {
 	}
 }
 
+// topicWords open a leading clause that names the sentence's topic.
+var topicWords = words(`for regarding re concerning about`)
+
+// topicClause reports whether the sentence opens with a topic clause of its own and no value:
+// "For billing,", "Regarding the Tulpen order,", "As for viewings,".
+func (d *Doc) topicClause(s *sentence) bool {
+	if len(s.clauses) < 2 {
+		return false
+	}
+	c := s.clauses[0]
+	if s.clauses[1].start != "," || d.valueIn(s, c.i0, c.i1) || c.i1-c.i0 > 6 {
+		return false
+	}
+	opens := func(c clause) bool {
+		k := c.i0
+		for k < c.i1 && (!s.items[k].word || d.toks[s.items[k].t0].low == "and" || d.toks[s.items[k].t0].low == "but") {
+			k++
+		}
+		if k >= c.i1 || s.items[k].m != nil {
+			return false
+		}
+		t := d.toks[s.items[k].t0].low
+		return topicWords[t] || t == "as" && k+1 < c.i1 && d.toks[s.items[k+1].t0].low == "for"
+	}
+	if !opens(c) {
+		return false
+	}
+	for _, o := range s.clauses[1:] {
+		if opens(o) {
+			return false // "For billing, ring X, and for support, ring Y": a topic each
+		}
+	}
+	return true
+}
+
 // writerSubjects are the writer as a sentence's subject.
 var writerSubjects = words(`i i've i'm i'll i'd we we've we're we'll we'd`)
 
@@ -2211,6 +2246,13 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 		}
 		newPredicate = newPredicate || d.startsPredicate(s, c)
 		ci = c.cont
+	}
+	if x := s.items[at].clause; x > 0 && d.topicClause(s) {
+		// "For billing, ring +44 …", "As for Tulpen, …": a leading topic is the whole sentence's
+		c := s.clauses[0]
+		if sp := (span{s.items[c.i0].t0, s.items[c.i1-1].t1}); !containsSpan(out, sp) {
+			out = append(out, sp)
+		}
 	}
 	if x := s.items[at].clause; !own && s.items[at].stance == Negated && d.bareDenial(s, x, at) {
 		// "14:30 is wrong; the cut-off is 15:00", "Not 14:30. It's 15:00.": the correction after

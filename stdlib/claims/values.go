@@ -1585,6 +1585,12 @@ func (sc *scanner) currency(i int) (string, int) {
 			return "HKD", i + 2
 		}
 	}
+	if t.low == "$" || t.low == "dollar" || t.low == "dollars" {
+		// "$85" in Australia is 85 Australian dollars: the region's own dollar
+		if code, ok := regionDollars[strings.ToUpper(sc.d.opt.Region)]; ok {
+			return code, i + 1
+		}
+	}
 	if code, ok := currencyWords[t.low]; ok {
 		if t.kind == tWord && len(t.low) == 3 && !isUpperASCII(sc.d.src[t.s:t.e]) && t.low != "eur" && t.low != "usd" {
 			return "", i // "kr", "sek" lower case are not read; "eur" is
@@ -1596,6 +1602,9 @@ func (sc *scanner) currency(i int) (string, int) {
 	}
 	return "", i
 }
+
+// regionDollars are the regions whose own currency "$" and "dollars" name.
+var regionDollars = map[string]string{"AU": "AUD", "CA": "CAD", "NZ": "NZD", "SG": "SGD", "HK": "HKD"}
 
 // isCurrencyCode reports whether s is an ISO 4217 code written in capitals.
 func isCurrencyCode(s string) bool {
