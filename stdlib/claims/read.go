@@ -617,8 +617,8 @@ func (d *Doc) segment() {
 			s.ctx = append(s.ctx, heading)
 		}
 		d.sents = append(d.sents, s)
-		if ln.kind == lHeading || toks[end-1].low == ":" {
-			heading = s.idx
+		if n := toks[end-1].line; ln.kind == lHeading || toks[end-1].low == ":" || !d.scheduleLine(n) && d.scheduleLine(n+1) {
+			heading = s.idx // and the line over a schedule ("Clinic schedule, Thursday 15 October")
 		}
 		start = end
 	}
@@ -637,7 +637,7 @@ func (d *Doc) segment() {
 				}
 			}
 			structured := func(k lineKind) bool { return k == lBullet || k == lTable || k == lHeading || k == lQuote }
-			if blank || structured(lb.kind) || structured(la.kind) || la.endPunct || la.colon || la.reported != lb.reported {
+			if blank || structured(lb.kind) || structured(la.kind) || la.endPunct || la.colon || la.reported != lb.reported || d.scheduleLine(b.line) {
 				flush(k)
 				if blank {
 					block++
@@ -851,6 +851,23 @@ func (d *Doc) footnotes() {
 		}
 	}
 }
+
+// scheduleLine reports whether line n is an entry of a schedule written without bullets: it
+// starts with a time of day ("09:00 Grace Okafor, check-up"), and so does the line before or the
+// line after it. Such a line starts a sentence of its own.
+func (d *Doc) scheduleLine(n int) bool {
+	starts := func(n int) bool {
+		if n < 0 || n >= len(d.lines) {
+			return false
+		}
+		l := d.lines[n]
+		t := strings.TrimLeft(d.src[l.s:l.e], " \t")
+		return len(t) >= 5 && isDigit(t[0]) && (t[1] == ':' && isDigit(t[2]) && isDigit(t[3]) || isDigit(t[1]) && (t[2] == ':' || t[2] == '.') && isDigit(t[3]) && isDigit(t[4]))
+	}
+	return starts(n) && (starts(n-1) || starts(n+1))
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // topicWords open a leading clause that names the sentence's topic.
 var topicWords = words(`for regarding re concerning about`)
