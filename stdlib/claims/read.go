@@ -155,7 +155,7 @@ func (d *Doc) supersededByNow() {
 			continue
 		}
 		s2 := d.sents[m2.Sentence]
-		for i := j - 1; i >= 0; i-- {
+		for i := j - 1; i >= 0 && j-i <= reach; i-- {
 			m1 := d.ments[i]
 			s1 := d.sents[m1.Sentence]
 			if m2.Sentence-m1.Sentence > 2 || s1.block != s2.block {
@@ -177,7 +177,7 @@ func (d *Doc) supersededByNow() {
 func (d *Doc) nowWordIn(m *mention) int {
 	s := d.sents[m.Sentence]
 	c := s.clauses[s.items[m.item].clause]
-	for k := c.i0; k < c.i1; k++ {
+	for k := max(c.i0, m.item-reach); k < min(c.i1, m.item+reach); k++ {
 		if it := s.items[k]; it.m == nil {
 			if l := d.toks[it.t0].low; supersedingWords[l] {
 				return it.t0
@@ -191,7 +191,7 @@ func (d *Doc) nowWordIn(m *mention) int {
 func (d *Doc) pastMarked(m *mention) bool {
 	s := d.sents[m.Sentence]
 	ci := s.items[m.item].clause
-	for k := m.item - 1; k >= 0 && s.items[k].clause == ci; k-- {
+	for k := m.item - 1; k >= 0 && k >= m.item-reach && s.items[k].clause == ci; k-- {
 		if it := s.items[k]; it.m == nil && pastMarkers[d.toks[it.t0].low] {
 			return true
 		}
@@ -288,16 +288,33 @@ func (d *Doc) rates(ms []*mention) {
 
 // dedupe drops the values that a later, wider value covers (a date read again with its weekday).
 func dedupe(ms []*mention) []*mention {
-	out := ms[:0]
+	// n covers m when it spans m's tokens, is of its kind and is longer (or as long and read
+	// later); only the mentions that start at most the longest span before m can
+	idx := make([]int, len(ms))
+	longest := 0
 	for i, m := range ms {
+		idx[i] = i
+		longest = max(longest, m.t1-m.t0)
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].t0 < ms[idx[b]].t0 })
+	covers := func(j, i int) bool {
+		n, m := ms[j], ms[i]
+		return n.t0 <= m.t0 && n.t1 >= m.t1 && (n.t1-n.t0 > m.t1-m.t0 || j > i) && n.Kind == m.Kind
+	}
+	keep := make([]bool, len(ms))
+	for p, i := range idx {
 		covered := false
-		for j, n := range ms {
-			if j != i && n.t0 <= m.t0 && n.t1 >= m.t1 && (n.t1-n.t0 > m.t1-m.t0 || j > i) && n.Kind == m.Kind {
-				covered = true
-				break
-			}
+		for q := p - 1; q >= 0 && ms[idx[q]].t0 >= ms[i].t0-longest && !covered; q-- {
+			covered = covers(idx[q], i)
 		}
-		if !covered {
+		for q := p + 1; q < len(idx) && ms[idx[q]].t0 == ms[i].t0 && !covered; q++ {
+			covered = covers(idx[q], i)
+		}
+		keep[i] = !covered
+	}
+	out := make([]*mention, 0, len(ms))
+	for i, m := range ms {
+		if keep[i] {
 			out = append(out, m)
 		}
 	}
@@ -2238,13 +2255,13 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 	var out []span
 	ci := s.items[at].clause
 	// a bare conjunct shares the predicate that follows it: "VF-403 and VF-405 are delayed"
-	for x := ci; !own && x+1 < len(s.clauses) && s.clauses[x+1].cont == x && !s.clauses[x].paren && d.bare(s, s.clauses[x]); x++ {
+	for x := ci; !own && x+1 < len(s.clauses) && x-ci < chainMax && s.clauses[x+1].cont == x && !s.clauses[x].paren && d.bare(s, s.clauses[x]); x++ {
 		c := s.clauses[x+1]
 		out = append(out, span{s.items[c.i0].t0, s.items[c.i1-1].t1})
 	}
 	first := false
 	newPredicate := false
-	for ci >= 0 {
+	for n := 0; ci >= 0 && n < chainMax; n++ {
 		c := s.clauses[ci]
 		sp := span{s.items[c.i0].t0, s.items[c.i1-1].t1}
 		if newPredicate {
@@ -2338,7 +2355,32 @@ func (d *Doc) scope(s *sentence, at, col int, own bool) []span {
 			p = d.sents[p.prev]
 		}
 	}
-	return out
+	return clip(out, s.items[at].t0)
+}
+
+// Bounds that keep a reading linear in the text's length however a sentence is built: a value's
+// scope follows at most chainMax clauses, each span of it at most 2×reach tokens around the value
+// (or the reach nearest it), and a name binds a value only within reach items.
+const (
+	chainMax = 12
+	reach    = 64
+)
+
+// clip cuts each span to the tokens within reach of token at: the window around it for the span
+// that holds it, the end nearest it for the others.
+func clip(spans []span, at int) []span {
+	for i, sp := range spans {
+		switch {
+		case sp.t1 <= at:
+			sp.t0 = max(sp.t0, sp.t1-2*reach)
+		case sp.t0 > at:
+			sp.t1 = min(sp.t1, sp.t0+2*reach)
+		default:
+			sp.t0, sp.t1 = max(sp.t0, at-reach), min(sp.t1, at+reach+1)
+		}
+		spans[i] = sp
+	}
+	return spans
 }
 
 // entity is the name (of class, or of any class when class is "") or the id (class "id") a value
@@ -2397,7 +2439,7 @@ func (d *Doc) entity(s *sentence, at int, class string) string {
 		return ""
 	}
 	first := ci == 0
-	for x := c.cont; x >= 0; x = s.clauses[x].cont {
+	for x, n := c.cont, 0; x >= 0 && n < chainMax; x, n = s.clauses[x].cont, n+1 {
 		cc := s.clauses[x]
 		if k := d.nearest(s, cc.i0, cc.i1, at, class); k != "" {
 			return k
@@ -2470,6 +2512,7 @@ func (d *Doc) entityClass(m *mention) string {
 // greeting do not count.
 func (d *Doc) nearest(s *sentence, i0, i1, at int, class string) string {
 	best, dist := "", 1<<30
+	i0, i1 = max(i0, at-reach), min(i1, at+reach+1) // a name farther away binds nothing
 	for i := i0; i < i1; i++ {
 		m := s.items[i].m
 		if m == nil || i == at || s.clauses[s.items[i].clause].greeting {
