@@ -146,10 +146,24 @@ func buildMembers() starlark.StringDict {
 				return nil, err
 			}
 			m.params.Defaults(vals)
-			return m.fn(th, b.Name(), &call{fn: b.Name(), p: &m.params, vals: vals, th: th})
+			return guarded(b.Name(), func() (starlark.Value, error) {
+				return m.fn(th, b.Name(), &call{fn: b.Name(), p: &m.params, vals: vals, th: th})
+			})
 		})
 	}
 	return d
+}
+
+// guarded runs a builtin's work and turns a panic of the reader into the script's error: a text
+// that trips a bug in the reader fails the call that read it, never the process that runs the
+// script (serve and validate run verifiers in process).
+func guarded(name string, fn func() (starlark.Value, error)) (v starlark.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("%s: the reader failed on this text (a bug in coworkenv, please report it with the text): %v", name, r)
+		}
+	}()
+	return fn()
 }
 
 func buildReference() []FuncDoc {
@@ -635,6 +649,6 @@ func (s *Statement) Attr(name string) (starlark.Value, error) {
 			return nil, err
 		}
 		charge(th, text)
-		return starlark.Bool(s.run(th, text, o).OK), nil
+		return guarded("holds", func() (starlark.Value, error) { return starlark.Bool(s.run(th, text, o).OK), nil })
 	}), nil
 }

@@ -2369,7 +2369,11 @@ const (
 // clip cuts each span to the tokens within reach of token at: the window around it for the span
 // that holds it, the end nearest it for the others.
 func clip(spans []span, at int) []span {
-	for i, sp := range spans {
+	out := spans[:0]
+	for _, sp := range spans {
+		if sp.t1 <= sp.t0 {
+			continue // an empty cell of a table's header
+		}
 		switch {
 		case sp.t1 <= at:
 			sp.t0 = max(sp.t0, sp.t1-2*reach)
@@ -2378,9 +2382,9 @@ func clip(spans []span, at int) []span {
 		default:
 			sp.t0, sp.t1 = max(sp.t0, at-reach), min(sp.t1, at+reach+1)
 		}
-		spans[i] = sp
+		out = append(out, sp)
 	}
-	return spans
+	return out
 }
 
 // entity is the name (of class, or of any class when class is "") or the id (class "id") a value
