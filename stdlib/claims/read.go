@@ -832,15 +832,8 @@ func (d *Doc) footnotes() {
 		return -1
 	}
 	for _, s := range d.sents {
-		if k := footnote(s); k >= 0 {
-			if openers[d.toks[k].low] {
-				cond = true
-			}
-			for p := range conditionWords {
-				if d.startsWith(k, s.t1, p) {
-					cond = true
-				}
-			}
+		if k := footnote(s); k >= 0 && d.conditionAt(k, s.t1) {
+			cond = true
 		}
 	}
 	if !cond {
@@ -1734,12 +1727,17 @@ func (d *Doc) opensCondition(s *sentence, c clause) bool {
 	if k >= c.i1 || s.items[k].m != nil {
 		return false
 	}
-	t := s.items[k].t0
+	return d.conditionAt(s.items[k].t0, s.t1)
+}
+
+// conditionAt reports whether token t (of tokens up to t1) starts a condition: an opener ("if",
+// "unless", …) or one of conditionWords ("provided that", "subject to", …).
+func (d *Doc) conditionAt(t, t1 int) bool {
 	if openers[d.toks[t].low] {
 		return true
 	}
 	for p := range conditionWords {
-		if d.startsWith(t, s.t1, p) {
+		if d.startsWith(t, t1, p) {
 			return true
 		}
 	}
