@@ -172,13 +172,8 @@ func WriteCompare(ctx context.Context, out, a, b string, opts Options) error {
 	}
 
 	episodes := !opts.NoEpisodes
-	epDir := EpisodesDir(out)
-	rel := filepath.Base(epDir)
-	if episodes {
-		v.Episodes = fmt.Sprintf("Each sample links to its episode view, a page of its own in the folder %s beside this file.", rel)
-	} else {
-		v.Episodes = "Each sample links to its trace (the episode views were not written)."
-	}
+	epDir, rel, note := episodeViews(out, opts)
+	v.Episodes = note
 	back := "../../../" + url.PathEscape(filepath.Base(out))
 	links := func(side string, tr rollout.TaskResult, loc *dsl.Task) ([]sampleLink, error) {
 		var out2 []sampleLink

@@ -31,6 +31,17 @@ func EpisodesDir(out string) string {
 	return strings.TrimSuffix(out, filepath.Ext(out)) + "-episodes"
 }
 
+// episodeViews is the folder of a report's episode views, its name relative to the report, and
+// the sentence that tells the reader where each sample links.
+func episodeViews(out string, opts Options) (dir, rel, note string) {
+	dir = EpisodesDir(out)
+	rel = filepath.Base(dir)
+	if opts.NoEpisodes {
+		return dir, rel, "Each sample links to its trace (the episode views were not written)."
+	}
+	return dir, rel, fmt.Sprintf("Each sample links to its episode view, a page of its own in the folder %s beside this file.", rel)
+}
+
 // WriteRollout writes the report of a rollout that has just run (`rollout --report FILE`): res
 // is rollout.Run's result and dir its --out folder; the samples' traces are read from their
 // paths. The episode views (unless opts.NoEpisodes) go to EpisodesDir(out); a task that was
@@ -324,13 +335,8 @@ func writeRollout(ctx context.Context, out string, res *rollout.Result, dir stri
 	v.Charts = rolloutCharts(sum)
 
 	episodes := !opts.NoEpisodes
-	epDir := EpisodesDir(out)
-	rel := filepath.Base(epDir)
-	if episodes {
-		v.Episodes = fmt.Sprintf("Each sample links to its episode view, a page of its own in the folder %s beside this file.", rel)
-	} else {
-		v.Episodes = "Each sample links to its trace (the episode views were not written)."
-	}
+	epDir, rel, note := episodeViews(out, opts)
+	v.Episodes = note
 	data := rolloutData{Ks: sum.Ks}
 	type job struct{ t, s int }
 	var jobs []job
