@@ -141,11 +141,7 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 				return sum, err
 			}
 		}
-		why := RLSkip(e)
-		if why == "" {
-			why = sink.Skip(e)
-		}
-		if why != "" {
+		if why := leftOut(sink, e); why != "" {
 			sum.Skipped[why]++
 			continue
 		}
@@ -191,6 +187,15 @@ func Run(ctx context.Context, paths []string, sink Sink, opts RunOptions) (*Summ
 	return sum, nil
 }
 
+// leftOut says why an export leaves e out ("" when it keeps it): an inconclusive episode (RLSkip),
+// else the kind's own rule.
+func leftOut(sink Sink, e *Episode) string {
+	if why := RLSkip(e); why != "" {
+		return why
+	}
+	return sink.Skip(e)
+}
+
 // choose reads every trace once and lets opts.Select choose among the episodes the kind keeps:
 // the digest of each chosen trace's bytes, by its index in paths. Unreadable traces, skipped
 // episodes and those not chosen are counted in sum.
@@ -212,11 +217,7 @@ func choose(paths []string, sink Sink, opts RunOptions, sum *Summary, unreadable
 				return nil, err
 			}
 		}
-		why := RLSkip(e)
-		if why == "" {
-			why = sink.Skip(e)
-		}
-		if why != "" {
+		if why := leftOut(sink, e); why != "" {
 			sum.Skipped[why]++
 			continue
 		}
